@@ -1,0 +1,115 @@
+"""Command line: ``nsys-duck convert|validate|...`` (a thin click layer).
+
+Every expected failure prints one sentence to stderr and sets a nonzero exit
+status; tracebacks are for bugs only.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from . import __version__
+from .convert import Options, Result, convert
+from .errors import NsysDuckError
+
+err = Console(stderr=True)
+
+
+def _human(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def print_summary(res: Result, timings: bool) -> None:
+    """The contract's summary; the last line is the absolute JSON path."""
+    out = click.echo
+    out(f"== {res.workspace.name}")
+    out(f"source: {res.source.path}")
+    if res.export_reused:
+        out(f"export: reused {res.workspace.parquet_dir} (newer than the report; "
+            "--force re-exports)")
+    elif res.nsys_version:
+        out(f"nsys: {res.nsys_version}")
+    else:
+        out("export: existing Parquet folder (no nsys needed)")
+    if res.overridden_sql:
+        out("SQL overridden by --sql-dir: " + ", ".join(res.overridden_sql))
+    if res.added_sql:
+        out("SQL added by --sql-dir: " + ", ".join(res.added_sql))
+    out(f"time base (epoch_ns): {res.base_ns}")
+    width = max(len(m) for m, _ in res.summary)
+    for metric, value in res.summary:
+        out(f"  {metric:<{width}}  {value:>12,}" if isinstance(value, int)
+            else f"  {metric:<{width}}  {value}")
+    if timings:
+        for t in res.timings:
+            out(f"  time {t.relpath:<45} {t.seconds:8.3f} s")
+    for f in res.files:
+        out(f"{f}  ({_human(f.stat().st_size)})")
+    out(str(res.workspace.json_gz.resolve()))
+
+
+@click.group()
+@click.version_option(__version__, prog_name="nsys-duck")
+def main() -> None:
+    """Nsight Systems reports -> Perfetto traces and Parquet, via DuckDB SQL."""
+
+
+@main.command("convert")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--nsys", "nsys_path", metavar="FILE",
+              help="nsys executable to use (default: newest installed).")
+@click.option("--force", is_flag=True, help="Re-export even if the export is newer.")
+@click.option("--sql-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Folder of .sql files overriding/adding to the packaged stages.")
+@click.option("--nvtx-scope", type=click.Choice(["thread", "process"]), default="thread",
+              show_default=True, help="Which API calls an NVTX range owns.")
+@click.option("--memory-limit", default="2GB", show_default=True,
+              help="DuckDB memory limit; past it DuckDB spills to disk.")
+@click.option("--timings", is_flag=True, help="Print per-stage wall times.")
+def convert_cmd(paths, nsys_path, force, sql_dir, nvtx_scope, memory_limit, timings):
+    """Convert reports (.nsys-rep/.qdrep) or Parquet export folders.
+
+    Example: nsys-duck convert model.nsys-rep
+    """
+    opts = Options(nsys=nsys_path, force=force, sql_dir=sql_dir, nvtx_scope=nvtx_scope,
+                   memory_limit=memory_limit)
+    failed = 0
+    for i, path in enumerate(paths):
+        if i:
+            click.echo()
+        try:
+            with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                          TimeElapsedColumn(), console=err, transient=True,
+                          disable=not err.is_terminal) as bar:
+                task = bar.add_task(f"{path}", total=None)
+
+                def progress(stage: str, fraction: float | None) -> None:
+                    bar.update(task, description=f"{Path(path).name}: {stage}",
+                               total=1.0 if fraction is not None else None,
+                               completed=fraction or 0)
+
+                res = convert(path, opts, progress=progress)
+            print_summary(res, timings)
+        except NsysDuckError as exc:
+            failed += 1
+            err.print(f"nsys-duck: {path}: {exc}", markup=False, highlight=False,
+                      soft_wrap=True)
+        except KeyboardInterrupt:
+            err.print("nsys-duck: interrupted; no output files were published",
+                      markup=False)
+            sys.exit(130)
+    if failed:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""Find the nsys CLI and run ``nsys export --type=parquetdir``.
+
+Nothing is downloaded or installed at run time, and system alternatives are
+never touched: we look in NVIDIA's usual install folders, then on PATH, and
+pick the newest version found (an older nsys cannot read a newer report).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .errors import ExportError, NsysNotFoundError
+
+SEARCH_GLOBS = (
+    "/opt/nvidia/nsight-systems/*/bin/nsys",
+    "/opt/nvidia/nsight-systems-cli/*/bin/nsys",
+    "/usr/local/cuda*/bin/nsys",
+    "/usr/local/cuda*/nsight-systems*/bin/nsys",
+    "/usr/lib/nsight-systems/bin/nsys",
+)
+_VERSION = re.compile(r"(\d{4})\.(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+@dataclass(frozen=True)
+class Nsys:
+    """An nsys executable and its version (e.g. ``2023.4.4.54``)."""
+
+    path: Path
+    version: str
+
+    @property
+    def version_key(self) -> tuple[int, ...]:
+        m = _VERSION.search(self.version)
+        return tuple(int(g or 0) for g in m.groups()) if m else (0,)
+
+
+def nsys_version(path: Path) -> str | None:
+    """``nsys --version``'s version number, or None if it does not run."""
+    try:
+        out = subprocess.run([str(path), "--version"], capture_output=True, text=True,
+                             timeout=60, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = _VERSION.search(out.stdout + out.stderr)
+    return m.group(0) if m and out.returncode == 0 else None
+
+
+def search_locations() -> list[str]:
+    """Where :func:`find_nsys` looks, for the not-found message."""
+    return list(SEARCH_GLOBS) + ["PATH"]
+
+
+def find_nsys(override: str | os.PathLike | None = None) -> Nsys:
+    """The nsys to use: ``override`` if given, else the newest one installed.
+
+    Raises:
+        NsysNotFoundError: nothing found (the message lists where we looked),
+            or ``override`` does not run.
+    """
+    if override:
+        path = Path(override)
+        version = nsys_version(path)
+        if version is None:
+            raise NsysNotFoundError(f"nsys was not found: {path} does not run as nsys")
+        return Nsys(path, version)
+    candidates: dict[str, Path] = {}
+    for pattern in SEARCH_GLOBS:
+        for p in glob.glob(pattern):
+            candidates.setdefault(os.path.realpath(p), Path(p))
+    on_path = shutil.which("nsys")
+    if on_path:
+        candidates.setdefault(os.path.realpath(on_path), Path(on_path))
+    found = [Nsys(p, v) for p in candidates.values() if (v := nsys_version(p))]
+    if not found:
+        raise NsysNotFoundError(
+            "nsys was not found (looked in " + ", ".join(search_locations())
+            + "); install Nsight Systems, pass --nsys FILE, or convert an existing "
+            "Parquet export folder instead")
+    return max(found, key=lambda n: n.version_key)
+
+
+def export_parquet(nsys: Nsys, report: Path, dest: Path, *, log_path: Path,
+                   tick: Callable[[float], None] | None = None) -> None:
+    """Run ``nsys export --type=parquetdir --ts-normalize=true`` into ``dest``.
+
+    nsys's own output goes to ``log_path`` (its progress bar must not flood
+    the terminal); ``tick(elapsed_seconds)`` is called about 4 times a second
+    while it runs.
+
+    Raises:
+        ExportError: nsys failed; the message carries its reason (for a report
+            made by a newer Nsight, which version made it).
+    """
+    cmd = [str(nsys.path), "export", "--type=parquetdir", "--ts-normalize=true",
+           "--force-overwrite=true", "--lazy=true", "-o", str(dest), str(report)]
+    t0 = time.monotonic()
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL)
+        try:
+            while proc.poll() is None:
+                if tick:
+                    tick(time.monotonic() - t0)
+                time.sleep(0.25)
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+    if proc.returncode != 0 or not dest.is_dir():
+        text = log_path.read_text(errors="replace")
+        raise ExportError(f"nsys {nsys.version} could not export {report.name}: "
+                          + explain_export_failure(text, proc.returncode))
+
+
+def explain_export_failure(log_text: str, returncode: int | None) -> str:
+    """One sentence from nsys's log: the newer-version case, else its last error line."""
+    m = re.search(r"created in Nsight Systems version \(([^)]+)\), newer than your "
+                  r"current version \(([^)]+)\)", log_text)
+    if m:
+        return (f"the report was created by Nsight Systems {m.group(1)}, newer than "
+                f"this nsys ({m.group(2)}); install Nsight Systems {m.group(1)} or newer")
+    lines = [ln.strip() for ln in log_text.splitlines() if ln.strip()
+             and not set(ln.strip()) <= set("[]=-*#%0123456789. ")]
+    errors = [ln for ln in lines if "rror" in ln or "fail" in ln.lower()]
+    reason = (errors or lines or [f"exit status {returncode}"])[-1]
+    return reason[:300]

@@ -1,0 +1,187 @@
+"""Find, render and run the SQL stages in order.
+
+The semantics live in ``sql/`` (packaged as ``nsys_duck/sql`` in the wheel):
+numbered folders and files, run in sorted order of their relative path, each
+a Jinja template rendered with the table/column discovery results and the
+CLI's options, each creating named views or tables. This module only decides
+how SQL runs; it never names a view except through the files' own headers
+and the ``trace_*`` outputs the writers read.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Callable
+
+import duckdb
+import jinja2
+
+from .errors import SqlStageError
+
+_CREATED = re.compile(
+    r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP\w*\s+)?(VIEW|TABLE|MACRO)\s+"
+    r"(?:IF\s+NOT\s+EXISTS\s+)?([\w.\"]+)",
+    re.IGNORECASE,
+)
+_HOOK = re.compile(r"^--\s*hook:\s*(\w+)\s*$", re.MULTILINE)
+
+
+def packaged_sql_dir() -> Path:
+    """The SQL folder shipped with the package (wheel), else the checkout's ``sql/``."""
+    packaged = Path(str(resources.files("nsys_duck"))) / "sql"
+    if packaged.is_dir():
+        return packaged
+    checkout = Path(__file__).resolve().parent.parent / "sql"
+    if checkout.is_dir():
+        return checkout
+    raise SqlStageError("the packaged SQL files are missing (reinstall nsys-duck)")
+
+
+@dataclass
+class SqlFile:
+    """One stage file: its path relative to the SQL root and where it comes from."""
+
+    relpath: str
+    path: Path
+    overridden: bool = False  # comes from --sql-dir and replaces a packaged file
+    added: bool = False       # comes from --sql-dir and has no packaged twin
+
+    @property
+    def text(self) -> str:
+        return self.path.read_text(encoding="utf-8")
+
+    @property
+    def description(self) -> str:
+        """First line of the header comment (what the stage produces)."""
+        for line in self.text.splitlines():
+            if line.startswith("--"):
+                return line.lstrip("-").strip()
+            if line.strip():
+                break
+        return ""
+
+
+def sql_files(sql_dir: Path | None = None) -> list[SqlFile]:
+    """All stage files in run order, with ``sql_dir``'s files overriding.
+
+    A file of ``sql_dir`` replaces the packaged file with the same relative
+    path (``30_intermediate/60_int_lanes.sql``); other files are added and run
+    in sorted position.
+    """
+    root = packaged_sql_dir()
+    files = {p.relative_to(root).as_posix(): SqlFile(p.relative_to(root).as_posix(), p)
+             for p in root.rglob("*.sql")}
+    if sql_dir is not None:
+        sql_dir = Path(sql_dir)
+        for p in sql_dir.rglob("*.sql"):
+            rel = p.relative_to(sql_dir).as_posix()
+            files[rel] = SqlFile(rel, p, overridden=rel in files, added=rel not in files)
+    return [files[k] for k in sorted(files)]
+
+
+@dataclass
+class Context:
+    """Template parameters: discovered tables/columns plus CLI options."""
+
+    columns: dict[str, list[str]]
+    options: dict[str, object] = field(default_factory=dict)
+
+    def has_table(self, table: str) -> bool:
+        return table in self.columns
+
+    def has_column(self, table: str, column: str) -> bool:
+        return column in self.columns.get(table, ())
+
+    def col(self, table: str, column: str) -> str:
+        """``column`` (quoted) when the export has it, else ``NULL``."""
+        if self.has_column(table, column):
+            return '"' + column.replace('"', '""') + '"'
+        return "NULL"
+
+
+def render(sql_file: SqlFile, ctx: Context) -> str:
+    """Render one file's Jinja template (StrictUndefined: typos fail loudly)."""
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False,
+                             keep_trailing_newline=True)
+    try:
+        template = env.from_string(sql_file.text)
+        return template.render(col=ctx.col, has_table=ctx.has_table,
+                               has_column=ctx.has_column, **ctx.options)
+    except jinja2.TemplateError as exc:
+        raise SqlStageError(f"{sql_file.relpath}: template error: {exc}") from None
+
+
+Hook = Callable[[duckdb.DuckDBPyConnection], None]
+
+
+@dataclass
+class StageTiming:
+    relpath: str
+    seconds: float
+
+
+def run_pipeline(con: duckdb.DuckDBPyConnection, files: list[SqlFile], ctx: Context,
+                 hooks: dict[str, tuple[str, Hook]] | None = None,
+                 progress: Callable[[str], None] | None = None) -> list[StageTiming]:
+    """Run every file's statements in order.
+
+    Args:
+        hooks: name -> (relation it creates, function). A file whose header
+            says ``-- hook: NAME`` gets the function run right before its
+            first statement that mentions the relation.
+        progress: called with each file's relative path before it runs.
+
+    Returns:
+        per-file wall time in seconds.
+
+    Raises:
+        SqlStageError: naming the file, the view being created and DuckDB's
+            message, for any template, SQL or hook failure.
+    """
+    hooks = hooks or {}
+    timings = []
+    for sql_file in files:
+        if progress:
+            progress(sql_file.relpath)
+        t0 = time.perf_counter()
+        text = render(sql_file, ctx)
+        pending = [h for h in _HOOK.findall(text)]
+        for name in pending:
+            if name not in hooks:
+                raise SqlStageError(f"{sql_file.relpath}: unknown hook {name!r}")
+        try:
+            statements = duckdb.extract_statements(text)
+        except duckdb.Error as exc:
+            raise SqlStageError(f"{sql_file.relpath}: {_first_line(exc)}") from None
+        for stmt in statements:
+            query = stmt.query
+            for name in list(pending):
+                relation, fn = hooks[name]
+                if relation in _strip_comments(query):
+                    try:
+                        fn(con)
+                    except duckdb.Error as exc:
+                        raise SqlStageError(
+                            f"{sql_file.relpath}: hook {name}: {_first_line(exc)}") from None
+                    pending.remove(name)
+            try:
+                con.execute(query)
+            except duckdb.Error as exc:
+                m = _CREATED.search(query)
+                what = f" ({m.group(1).lower()} {m.group(2)})" if m else ""
+                raise SqlStageError(f"{sql_file.relpath}{what}: {_first_line(exc)}") from None
+        timings.append(StageTiming(sql_file.relpath, time.perf_counter() - t0))
+    return timings
+
+
+def _strip_comments(query: str) -> str:
+    return "\n".join(line.split("--", 1)[0] for line in query.splitlines())
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return " ".join(text.split("\n")[:3])

@@ -1,0 +1,94 @@
+"""Where a conversion's files live: ``$NSYS_WORKSPACE_ROOT/NAME/``."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import InputError
+from .sources import is_export_dir
+
+REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
+
+
+def workspace_root() -> Path:
+    """``$NSYS_WORKSPACE_ROOT``, default ``$HOME/.nsys-workspace`` (absolute)."""
+    root = os.environ.get("NSYS_WORKSPACE_ROOT") or str(Path.home() / ".nsys-workspace")
+    return Path(root).expanduser().resolve()
+
+
+@dataclass(frozen=True)
+class Source:
+    """A conversion input: a report file or an existing Parquet export folder."""
+
+    path: Path
+    kind: str   # 'report' or 'export'
+    name: str   # NAME of the workspace folder
+
+
+def classify_input(path: str | os.PathLike) -> Source:
+    """Decide what ``path`` is and which workspace NAME it gets.
+
+    NAME is the basename without ``.nsys-rep``/``.qdrep``; for an export folder
+    its own name, or its parent's when the folder is called ``parquet``.
+
+    Raises:
+        InputError: missing path, unreadable file, a directory that is not an
+            export, or a file that is not a ``.nsys-rep``/``.qdrep`` report.
+    """
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise InputError(f"{path}: no such file or directory")
+    p = p.resolve()
+    if p.is_dir():
+        if not is_export_dir(p):
+            raise InputError(f"{path}: this folder is not an Nsight Parquet export "
+                             "(no StringIds.parquet or META_DATA_EXPORT.parquet in it)")
+        name = p.parent.name if p.name == "parquet" else p.name
+        return Source(p, "export", name)
+    suffix = next((s for s in REPORT_SUFFIXES if p.name.endswith(s)), None)
+    if suffix is None:
+        raise InputError(f"{path}: not an Nsight Systems report (expected a .nsys-rep "
+                         "or .qdrep file, or a Parquet export folder)")
+    if not os.access(p, os.R_OK):
+        raise InputError(f"{path}: the report is not readable")
+    if p.stat().st_size == 0:
+        raise InputError(f"{path}: the report is empty (0 bytes)")
+    name = p.name[: -len(suffix)]
+    if not name:
+        raise InputError(f"{path}: the report name is empty")
+    return Source(p, "report", name)
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """The output folder of one report and its file names."""
+
+    dir: Path
+    name: str
+
+    @property
+    def parquet_dir(self) -> Path:
+        return self.dir / "parquet"
+
+    @property
+    def json_gz(self) -> Path:
+        return self.dir / f"{self.name}.perfetto.json.gz"
+
+    @property
+    def events_parquet(self) -> Path:
+        return self.dir / f"{self.name}.perfetto.parquet"
+
+    @property
+    def kernel_dependencies(self) -> Path:
+        return self.dir / f"{self.name}.kernel_dependencies.parquet"
+
+    @property
+    def lock(self) -> Path:
+        return self.dir / ".nsys-duck.lock"
+
+
+def workspace_for(source: Source, root: Path | None = None) -> Workspace:
+    root = root or workspace_root()
+    return Workspace(root / source.name, source.name)

@@ -1,0 +1,170 @@
+"""Write the output files from the ``trace_*`` views; publish atomically.
+
+Every file is written under a temporary name in the destination folder and
+renamed into place only after all files were written and checked
+(output-contract.md, Files: a failed run leaves no half-written file in place
+of a good one).
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from isal import igzip_threaded
+
+from .errors import NsysDuckError
+
+BATCH_ROWS = 100_000
+
+KERNEL_DEPENDENCIES_SCHEMA = pa.schema([
+    ("src_correlation_id", pa.int64()),
+    ("dst_correlation_id", pa.int64()),
+    ("src_device_id", pa.int64()),
+    ("dst_device_id", pa.int64()),
+    ("src_end_ns", pa.int64()),
+    ("dst_start_ns", pa.int64()),
+    ("kind", pa.string()),
+])
+
+
+def temp_path(final: Path) -> Path:
+    """Temporary sibling of ``final`` (same folder, so rename is atomic)."""
+    return final.with_name(f".{final.name}.tmp-{os.getpid()}")
+
+
+def _string_batches(con: duckdb.DuckDBPyConnection, query: str):
+    """Yield the single VARCHAR column of ``query`` as Arrow string arrays."""
+    reader = con.sql(query).to_arrow_reader(BATCH_ROWS)
+    for batch in reader:
+        if batch.num_rows:
+            yield batch.column(0)
+
+
+def _concat(arr: pa.Array) -> memoryview:
+    """The strings of ``arr``, each followed by ``,\\n``, as one buffer.
+
+    An Arrow string array stores its values back to back in one data buffer:
+    append the separator with a compute kernel, then hand that buffer's used
+    range to the compressor (no per-event Python objects).
+    """
+    with_sep = pc.binary_join_element_wise(arr, pa.scalar(",\n", pa.string()), "")
+    if not pa.types.is_large_string(with_sep.type):
+        with_sep = with_sep.cast(pa.large_string())
+    offsets = np.frombuffer(with_sep.buffers()[1], dtype=np.int64)
+    first = offsets[with_sep.offset]
+    last = offsets[with_sep.offset + len(with_sep)]
+    return memoryview(with_sep.buffers()[2])[first:last]
+
+
+@dataclass
+class JsonStats:
+    events: int
+    bytes_uncompressed: int
+
+
+def write_trace_json(con: duckdb.DuckDBPyConnection, path: Path, *, threads: int = 2,
+                     compresslevel: int = 1) -> JsonStats:
+    """Stream ``trace_events`` into one gzip member holding one JSON array.
+
+    Rows come from DuckDB in Arrow batches (``trace_events_body`` in any
+    order, then ``trace_events_stacks`` ordered by track and time); Python
+    only concatenates each batch's buffer. The stream is gzip-compressed by
+    ISA-L on ``threads`` threads into a single member. Nothing follows the
+    closing ``]``.
+
+    Returns: event count and uncompressed size in bytes.
+    """
+    events = 0
+    size = 0
+    pending: memoryview | None = None
+    with igzip_threaded.open(path, "wb", compresslevel=compresslevel,
+                             threads=threads) as out:
+        out.write(b"[\n")
+        size += 2
+        queries = (
+            "SELECT event_json FROM trace_events_body",
+            "SELECT event_json FROM trace_events_stacks ORDER BY order_tid, "
+            "order_ns, order_phase, order_span, order_seq",
+        )
+        for query in queries:
+            for arr in _string_batches(con, query):
+                if pending is not None:
+                    out.write(pending)
+                    size += len(pending)
+                pending = _concat(arr)
+                events += len(arr)
+        if pending is None:
+            raise NsysDuckError("no trace events to write")
+        tail = bytes(pending[:-2]) + b"\n]"   # drop the last ",\n"
+        out.write(tail)
+        size += len(tail)
+    return JsonStats(events, size)
+
+
+def check_gzip_json(path: Path) -> None:
+    """Check the file is exactly one gzip member whose text is ``[ {...} ... ]``.
+
+    Streams the file (bounded memory). Raises NsysDuckError on a bad CRC,
+    truncation, a second member, or a text that does not start with ``[{``
+    or end with ``]``.
+    """
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    head = b""
+    last = b""
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            if d.eof:
+                raise NsysDuckError(f"{path.name}: more than one gzip member")
+            out = d.decompress(chunk)
+            if len(head) < 64:
+                head += out[:64]
+            if out:
+                last = (last + out)[-16:]
+        if not d.eof:
+            raise NsysDuckError(f"{path.name}: gzip stream is truncated")
+        if d.unused_data:
+            raise NsysDuckError(f"{path.name}: data after the gzip member")
+    if not "".join(head.decode("utf-8", "replace").split()).startswith("[{"):
+        raise NsysDuckError(f"{path.name}: does not start with a JSON array of objects")
+    if not last.endswith(b"}\n]") and not last.endswith(b"}]"):
+        raise NsysDuckError(f"{path.name}: does not end with the closing ]")
+
+
+def write_parquet(con: duckdb.DuckDBPyConnection, query: str, path: Path) -> int:
+    """Stream ``query`` into a zstd Parquet file; returns the row count."""
+    reader = con.sql(query).to_arrow_reader(BATCH_ROWS)
+    rows = 0
+    with pq.ParquetWriter(path, reader.schema, compression="zstd") as writer:
+        for batch in reader:
+            writer.write_batch(batch)
+            rows += batch.num_rows
+    return rows
+
+
+def write_kernel_dependencies(path: Path) -> int:
+    """The v1 compatibility table: fixed schema, zero rows."""
+    pq.write_table(KERNEL_DEPENDENCIES_SCHEMA.empty_table(), path, compression="zstd")
+    return 0
+
+
+def publish(pairs: list[tuple[Path, Path]]) -> None:
+    """Rename each (temporary, final) pair into place."""
+    for tmp, final in pairs:
+        os.replace(tmp, final)
+
+
+def discard(paths: list[Path]) -> None:
+    """Remove temporary files left by a failed run."""
+    for p in paths:
+        try:
+            p.unlink()
+        except FileNotFoundError:
+            pass

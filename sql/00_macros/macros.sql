@@ -1,0 +1,42 @@
+-- Macros shared by every stage.
+--
+-- Produces: scalar macros (no tables). Reads: nothing.
+-- Invariants: integer arithmetic only; no hex literals (DuckDB reads 0xFF as
+-- "0 AS xFF"), no "/" on ids (DuckDB's "/" is floating-point division).
+
+-- Plain OS process id from a globalTid / globalPid (bits 24..47).
+-- Source: nsys-tables.md 2.1 (16777215 = 2^24 - 1).
+CREATE OR REPLACE MACRO nsys_os_pid(global_id) AS
+    CAST((CAST(global_id AS UBIGINT) >> 24) & 16777215 AS BIGINT);
+
+-- Plain OS thread id from a globalTid (bits 0..23).
+CREATE OR REPLACE MACRO nsys_os_tid(global_id) AS
+    CAST(CAST(global_id AS UBIGINT) & 16777215 AS BIGINT);
+
+-- Process key (PID + VM id + hardware id): the scope of correlationId.
+-- Compare globalTid >> 24 with globalPid >> 24 (nsys-tables.md 4.1).
+CREATE OR REPLACE MACRO nsys_proc_key(global_id) AS
+    CAST(CAST(global_id AS UBIGINT) >> 24 AS BIGINT);
+
+-- Integer ns (>= 0) as the exact JSON microsecond text the contract asks
+-- for: "<int>" when whole, else "<int>.<3 digits>". Never a float.
+CREATE OR REPLACE MACRO json_us(ns) AS
+    CASE
+        WHEN ns % 1000 = 0 THEN CAST(ns // 1000 AS VARCHAR)
+        ELSE CAST(ns // 1000 AS VARCHAR) || '.'
+            || lpad(CAST(ns % 1000 AS VARCHAR), 3, '0')
+    END;
+
+-- CUPTI API name without its callback version: cudaLaunchKernel_v7000 ->
+-- cudaLaunchKernel. Only 4+ digit versions: driver names keep a real _v2.
+CREATE OR REPLACE MACRO cuda_api_unversioned(api_name) AS
+    regexp_replace(api_name, '_v[0-9]{4,}$', '');
+
+-- Base name: also drops the per-thread-default-stream suffix (_ptsz/_ptds).
+CREATE OR REPLACE MACRO cuda_api_base(api_name) AS
+    regexp_replace(regexp_replace(api_name, '_v[0-9]{4,}$', ''),
+                   '_pt(sz|ds)$', '');
+
+-- Nsight strings may hold bytes that are not valid UTF-8 or NUL: keep the
+-- text, drop NUL (Perfetto cuts a name at NUL). Never NULL for a non-NULL in.
+CREATE OR REPLACE MACRO clean_text(s) AS replace(s, chr(0), '');

@@ -1,0 +1,94 @@
+-- stg_kernels, stg_memcpys, stg_memsets: one row per GPU operation, as
+-- CUPTI timed it, with names and labels resolved.
+--
+-- Reads: nsys.CUPTI_ACTIVITY_KIND_{KERNEL,MEMCPY,MEMSET}, nsys.StringIds,
+-- nsys.ENUM_CUDA_MEMCPY_OPER.
+-- Grain: one row per operation. Not unique on correlation_id: the kernels
+-- of one CUDA-graph launch share their launch's id.
+-- Invariants: times are integer ns as exported (UTC epoch with
+-- --ts-normalize); rows with NULL times or end < start are NOT here: they
+-- are counted in stg_skipped_rows. proc_key = globalPid >> 24 is the scope
+-- of correlation_id (nsys-tables.md 4.1). Empty, not missing, when the
+-- report has no such operations.
+
+CREATE OR REPLACE VIEW stg_kernels AS
+SELECT
+    k.start AS start_ns,
+    k."end" AS end_ns,
+    k.deviceId AS device_id,
+    CAST(k.contextId AS BIGINT) AS context_id,
+    CAST(k.streamId AS BIGINT) AS stream_id,
+    k.correlationId AS correlation_id,
+    nsys_proc_key(k.globalPid) AS proc_key,
+    nsys_os_pid(k.globalPid) AS os_pid,
+    clean_text(coalesce(short_str.value, demangled_str.value,
+        'kernel#' || CAST(k.shortName AS VARCHAR))) AS short_name,
+    clean_text(coalesce(demangled_str.value, short_str.value,
+        'kernel#' || CAST(k.demangledName AS VARCHAR))) AS demangled_name,
+    k.gridX AS grid_x, k.gridY AS grid_y, k.gridZ AS grid_z,
+    k.blockX AS block_x, k.blockY AS block_y, k.blockZ AS block_z,
+    k.registersPerThread AS registers_per_thread,
+    k.staticSharedMemory AS static_shared_memory,
+    k.dynamicSharedMemory AS dynamic_shared_memory,
+    CAST({{ col('CUPTI_ACTIVITY_KIND_KERNEL', 'graphNodeId') }} AS BIGINT)
+        AS graph_node_id
+FROM nsys.CUPTI_ACTIVITY_KIND_KERNEL AS k
+LEFT JOIN nsys.StringIds AS short_str ON short_str.id = k.shortName
+LEFT JOIN nsys.StringIds AS demangled_str ON demangled_str.id = k.demangledName
+WHERE k.start IS NOT NULL AND k."end" IS NOT NULL AND k."end" >= k.start
+    AND k.deviceId IS NOT NULL;
+
+-- Copy kinds -> where the copy is projected (output-contract.md, Tracks):
+-- 'pcie' host<->device, 'd2d' device-side, 'none' (HtoH, unknown).
+CREATE OR REPLACE VIEW stg_memcpys AS
+SELECT
+    m.start AS start_ns,
+    m."end" AS end_ns,
+    m.deviceId AS device_id,
+    CAST(m.contextId AS BIGINT) AS context_id,
+    CAST(m.streamId AS BIGINT) AS stream_id,
+    m.correlationId AS correlation_id,
+    nsys_proc_key(m.globalPid) AS proc_key,
+    nsys_os_pid(m.globalPid) AS os_pid,
+    CAST(m.copyKind AS BIGINT) AS copy_kind,
+    coalesce(kind_enum.label, CASE CAST(m.copyKind AS BIGINT)
+        WHEN 1 THEN 'Host-to-Device' WHEN 2 THEN 'Device-to-Host'
+        WHEN 3 THEN 'Host-to-Array' WHEN 4 THEN 'Array-to-Host'
+        WHEN 5 THEN 'Array-to-Array' WHEN 6 THEN 'Array-to-Device'
+        WHEN 7 THEN 'Device-to-Array' WHEN 8 THEN 'Device-to-Device'
+        WHEN 9 THEN 'Host-to-Host' WHEN 10 THEN 'Peer-to-Peer'
+        WHEN 11 THEN 'Unified Host-to-Device'
+        WHEN 12 THEN 'Unified Device-to-Host'
+        WHEN 13 THEN 'Unified Device-to-Device'
+        ELSE 'Unknown' END) AS copy_kind_label,
+    CASE
+        WHEN CAST(m.copyKind AS BIGINT) IN (1, 2, 3, 4, 11, 12) THEN 'pcie'
+        WHEN CAST(m.copyKind AS BIGINT) IN (5, 6, 7, 8, 10, 13) THEN 'd2d'
+        ELSE 'none'
+    END AS copy_projection,
+    -- Unified-memory migrations carry no stream, context or API call.
+    (CAST(m.copyKind AS BIGINT) IN (11, 12, 13)
+        AND coalesce(m.streamId, 0) = 0 AND coalesce(m.contextId, 0) = 0
+        AND coalesce(m.correlationId, 0) = 0) AS is_unified_migration,
+    CAST(m.bytes AS BIGINT) AS bytes
+FROM nsys.CUPTI_ACTIVITY_KIND_MEMCPY AS m
+LEFT JOIN nsys.ENUM_CUDA_MEMCPY_OPER AS kind_enum
+    ON kind_enum.id = CAST(m.copyKind AS BIGINT)
+WHERE m.start IS NOT NULL AND m."end" IS NOT NULL AND m."end" >= m.start
+    AND m.deviceId IS NOT NULL;
+
+CREATE OR REPLACE VIEW stg_memsets AS
+SELECT
+    s.start AS start_ns,
+    s."end" AS end_ns,
+    s.deviceId AS device_id,
+    CAST(s.contextId AS BIGINT) AS context_id,
+    CAST(s.streamId AS BIGINT) AS stream_id,
+    s.correlationId AS correlation_id,
+    nsys_proc_key(s.globalPid) AS proc_key,
+    nsys_os_pid(s.globalPid) AS os_pid,
+    s.value AS memset_value,
+    CAST(s.bytes AS BIGINT) AS bytes
+FROM nsys.CUPTI_ACTIVITY_KIND_MEMSET AS s
+WHERE s.start IS NOT NULL AND s."end" IS NOT NULL AND s."end" >= s.start
+    AND s.deviceId IS NOT NULL;

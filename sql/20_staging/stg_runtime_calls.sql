@@ -1,0 +1,39 @@
+-- stg_runtime_calls: CUDA runtime and driver API calls, one row per call.
+--
+-- Reads: nsys.CUPTI_ACTIVITY_KIND_RUNTIME, nsys.StringIds.
+-- Invariants: only eventClass 0 (runtime) and 1 (driver): the class-67
+-- backtrace twins would double every link (nsys-tables.md 1.5, trap 6).
+-- api_name drops the CUPTI callback version (_v7000, _v10000) but keeps a
+-- driver's real _v2; api_base also drops _ptsz/_ptds. is_sync marks the
+-- synchronization calls the trace keeps even without GPU work (device and
+-- stream sync, runtime and driver spellings; edit the list here).
+-- correlation_id 0/NULL never links (nsys-tables.md 4.4).
+
+CREATE OR REPLACE VIEW stg_runtime_calls AS
+WITH named AS (
+    SELECT
+        r.start AS start_ns,
+        r."end" AS end_ns,
+        r.eventClass AS event_class,
+        CAST(r.globalTid AS BIGINT) AS global_tid,
+        nsys_proc_key(r.globalTid) AS proc_key,
+        nsys_os_pid(r.globalTid) AS os_pid,
+        nsys_os_tid(r.globalTid) AS os_tid,
+        nullif(r.correlationId, 0) AS correlation_id,
+        clean_text(coalesce(name_str.value,
+            'cudaApi#' || CAST(r.nameId AS VARCHAR))) AS api_full_name
+    FROM nsys.CUPTI_ACTIVITY_KIND_RUNTIME AS r
+    LEFT JOIN nsys.StringIds AS name_str ON name_str.id = r.nameId
+    WHERE r.eventClass IN (0, 1)
+        AND r.start IS NOT NULL AND r."end" IS NOT NULL
+        AND r."end" >= r.start
+)
+SELECT
+    *,
+    cuda_api_unversioned(api_full_name) AS api_name,
+    cuda_api_base(api_full_name) AS api_base,
+    cuda_api_base(api_full_name) IN (
+        'cudaDeviceSynchronize', 'cudaThreadSynchronize',
+        'cudaStreamSynchronize', 'cuCtxSynchronize', 'cuStreamSynchronize'
+    ) AS is_sync
+FROM named;

@@ -1,0 +1,49 @@
+-- int_runtime_calls: the API calls the trace draws, each with a call_id;
+-- int_runtime_links: one row per (API call, GPU operation it launched).
+--
+-- Reads: stg_runtime_calls, int_gpu_ops.
+-- Invariants: the join key is (proc_key, correlation_id): correlationId is
+-- per process (nsys-tables.md 4.1, trap 7); backtrace twins are already
+-- gone. A call is kept when it launched GPU work (cat 'cuda_api') or is a
+-- synchronization call (cat 'cuda_sync'); other calls (allocations, event
+-- records...) are not drawn. One call may link several operations (CUDA
+-- graphs, staged copies); an operation links at most one call.
+
+CREATE OR REPLACE TABLE int_runtime_calls AS
+WITH linked AS (
+    SELECT DISTINCT call.global_tid, call.correlation_id, call.start_ns
+    FROM stg_runtime_calls AS call
+    JOIN int_gpu_ops AS op
+        ON op.proc_key = call.proc_key
+        AND op.correlation_id = call.correlation_id
+)
+SELECT
+    row_number() OVER () AS call_id,
+    call.*,
+    CASE WHEN linked.correlation_id IS NOT NULL THEN 'cuda_api'
+        ELSE 'cuda_sync' END AS cat
+FROM stg_runtime_calls AS call
+LEFT JOIN linked
+    ON linked.global_tid = call.global_tid
+    AND linked.correlation_id = call.correlation_id
+    AND linked.start_ns = call.start_ns
+WHERE linked.correlation_id IS NOT NULL OR call.is_sync;
+
+CREATE OR REPLACE TABLE int_runtime_links AS
+SELECT
+    call.call_id,
+    op.op_id,
+    op.cat AS op_cat,
+    op.device_id,
+    op.projection
+FROM int_runtime_calls AS call
+JOIN int_gpu_ops AS op
+    ON op.proc_key = call.proc_key
+    AND op.correlation_id = call.correlation_id
+WHERE call.cat = 'cuda_api'
+-- A correlationId is unique per process among API calls; if an export ever
+-- repeats one, link each operation to the latest call that started before it.
+QUALIFY row_number() OVER (
+    PARTITION BY op.op_id
+    ORDER BY (call.start_ns <= op.start_ns) DESC, call.start_ns DESC
+) = 1;

@@ -1,0 +1,100 @@
+-- trace_events: the Chrome Trace JSON, one event object per row (text).
+-- trace_events_body holds events whose file order does not matter;
+-- trace_events_stacks holds the B/E events, which the writer emits in
+-- (tid, ts, order) order.
+--
+-- Reads: trace_base, int_homes, int_tracks, int_slices_on_tracks, int_flows.
+-- Invariants: ts/dur are exact decimal us from integer ns relative to
+-- trace_base (json_us); strings go through to_json (UTF-8, control
+-- characters escaped, no surrogate escapes); pid/tid are integers in
+-- 1..2^31-1; every process and track has name and sort-index metadata;
+-- base_ns is args.epoch_ns of every process_name event. Flows: one 's' and
+-- one 'f' ("bp":"e") with the same integer id, cat and name.
+-- Order of B/E in the file matters to Perfetto only between events with the
+-- same ts on one track (perfetto-json.md 2): parents open first (longer
+-- first) and inner ranges close first.
+
+CREATE OR REPLACE VIEW trace_events_body AS
+WITH base AS (SELECT base_ns FROM trace_base)
+-- process metadata
+SELECT '{"ph":"M","name":"process_name","pid":' || CAST(h.json_pid AS VARCHAR)
+    || ',"args":{"name":' || to_json(h.home_name)
+    || ',"epoch_ns":' || CAST(base.base_ns AS VARCHAR) || '}}' AS event_json
+FROM int_homes AS h, base
+UNION ALL
+SELECT '{"ph":"M","name":"process_sort_index","pid":'
+    || CAST(h.json_pid AS VARCHAR)
+    || ',"args":{"sort_index":' || CAST(h.json_pid AS VARCHAR) || '}}'
+FROM int_homes AS h
+-- track metadata
+UNION ALL
+SELECT '{"ph":"M","name":"thread_name","pid":' || CAST(t.json_pid AS VARCHAR)
+    || ',"tid":' || CAST(t.json_tid AS VARCHAR)
+    || ',"args":{"name":' || to_json(t.track_name) || '}}'
+FROM int_tracks AS t
+UNION ALL
+SELECT '{"ph":"M","name":"thread_sort_index","pid":'
+    || CAST(t.json_pid AS VARCHAR)
+    || ',"tid":' || CAST(t.json_tid AS VARCHAR)
+    || ',"args":{"sort_index":' || CAST(t.json_tid AS VARCHAR) || '}}'
+FROM int_tracks AS t
+-- complete slices
+UNION ALL
+SELECT '{"ph":"X","cat":"' || s.cat || '","name":' || to_json(s.name)
+    || ',"ts":' || json_us(s.start_ns - base.base_ns)
+    || ',"dur":' || json_us(s.end_ns - s.start_ns)
+    || ',"pid":' || CAST(s.json_pid AS VARCHAR)
+    || ',"tid":' || CAST(s.json_tid AS VARCHAR)
+    || ',"args":' || coalesce(s.args_json, '{}') || '}'
+FROM int_slices_on_tracks AS s, base
+WHERE s.ph = 'X'
+-- flows: both ends from one scan of int_flows
+UNION ALL
+SELECT '{"ph":"' || side.ph || '","cat":"' || f.flow_cat
+    || '","name":"' || f.flow_cat
+    || '","id":' || CAST(f.flow_id AS VARCHAR)
+    || ',"ts":' || json_us(CASE side.ph WHEN 's' THEN f.s_ns ELSE f.f_ns END
+        - base.base_ns)
+    || ',"pid":' || CAST(CASE side.ph WHEN 's' THEN f.s_pid ELSE f.f_pid END
+        AS VARCHAR)
+    || ',"tid":' || CAST(CASE side.ph WHEN 's' THEN f.s_tid ELSE f.f_tid END
+        AS VARCHAR)
+    || CASE side.ph WHEN 'f' THEN ',"bp":"e"}' ELSE '}' END
+FROM int_flows AS f
+CROSS JOIN (VALUES ('s'), ('f')) AS side(ph)
+CROSS JOIN base
+WHERE f.is_placeable;
+
+CREATE OR REPLACE VIEW trace_events_stacks AS
+WITH base AS (SELECT base_ns FROM trace_base)
+SELECT
+    s.json_tid AS order_tid,
+    s.start_ns AS order_ns,
+    1 AS order_phase,                       -- after the E at the same ts
+    -s.end_ns AS order_span,                -- outer (later end) first
+    s.slice_id AS order_seq,
+    '{"ph":"B","cat":"' || s.cat || '","name":' || to_json(s.name)
+        || ',"ts":' || json_us(s.start_ns - base.base_ns)
+        || ',"pid":' || CAST(s.json_pid AS VARCHAR)
+        || ',"tid":' || CAST(s.json_tid AS VARCHAR)
+        || ',"args":' || coalesce(s.args_json, '{}') || '}' AS event_json
+FROM int_slices_on_tracks AS s, base
+WHERE s.ph = 'B'
+UNION ALL
+SELECT
+    s.json_tid,
+    s.end_ns,
+    0,                                      -- E first at equal ts
+    -s.start_ns,                            -- inner (later start) first
+    -s.slice_id,
+    '{"ph":"E","cat":"' || s.cat || '","name":' || to_json(s.name)
+        || ',"ts":' || json_us(s.end_ns - base.base_ns)
+        || ',"pid":' || CAST(s.json_pid AS VARCHAR)
+        || ',"tid":' || CAST(s.json_tid AS VARCHAR) || '}'
+FROM int_slices_on_tracks AS s, base
+WHERE s.ph = 'B';
+
+CREATE OR REPLACE VIEW trace_events AS
+SELECT event_json FROM trace_events_body
+UNION ALL
+SELECT event_json FROM trace_events_stacks;
