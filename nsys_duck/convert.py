@@ -175,7 +175,7 @@ def _convert_locked(source: Source, ws: Workspace, opts: Options,
     try:
         con = open_database(opts, spill)
         files, timings = build(con, export_dir, opts, progress)
-        slices = con.execute("SELECT count(*) FROM int_slices").fetchone()[0]
+        slices = con.execute("SELECT count(*) FROM int_slices").fetchall()[0][0]
         if slices == 0:
             raise NoEventsError(
                 f"{source.path.name}: no table of the export yields a trace event "
@@ -193,7 +193,7 @@ def _convert_locked(source: Source, ws: Workspace, opts: Options,
         timings.append(pipeline.StageTiming("write outputs", time.perf_counter() - t0))
         summary = [(m, v) for _, m, v in con.execute(
             "SELECT * FROM trace_summary").fetchall()]
-        base_ns = con.execute("SELECT base_ns FROM trace_base").fetchone()[0]
+        base_ns = con.execute("SELECT base_ns FROM trace_base").fetchall()[0][0]
         con.close()
         summary += [("JSON events", stats.events), ("Parquet rows", rows)]
         writers.publish(list(zip(tmps, finals)))

@@ -1,0 +1,122 @@
+"""Contract checks used by the tests (output-contract.md), on small traces.
+
+They read the parsed JSON events and the aligned Parquet table; each returns
+a list of problems (empty = the rule holds), so a failing test shows examples.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from decimal import Decimal
+
+import pyarrow.parquet as pq
+
+
+def ns(us) -> int:
+    """JSON microseconds (Decimal or int, at most 3 decimals) -> integer ns."""
+    value = Decimal(us) * 1000
+    assert value == value.to_integral_value(), f"{us} is not ns-exact"
+    return int(value)
+
+
+def slices_table(path) -> list[dict]:
+    return pq.read_table(path).to_pylist()
+
+
+def partial_overlaps(slices: list[dict]) -> list[str]:
+    """Pairs of slices on one (pid, tid) that overlap without nesting.
+
+    Half-open intervals [start, end); equal intervals count as nested. Sorting
+    by (start, -end), each slice must end inside the innermost open slice.
+    """
+    problems = []
+    by_track = defaultdict(list)
+    for s in slices:
+        by_track[(s["pid"], s["tid"])].append((s["start_ns"], -s["end_ns"], s))
+    for key, items in by_track.items():
+        items.sort(key=lambda x: (x[0], x[1]))
+        stack: list[dict] = []
+        for start, _, s in items:
+            while stack and stack[-1]["end_ns"] <= start and not (
+                    stack[-1]["end_ns"] == start == stack[-1]["start_ns"]):
+                stack.pop()
+            if stack and s["end_ns"] > stack[-1]["end_ns"]:
+                problems.append(f"{key}: {stack[-1]['name']} [{stack[-1]['start_ns']},"
+                                f"{stack[-1]['end_ns']}) vs {s['name']} "
+                                f"[{s['start_ns']},{s['end_ns']})")
+            stack.append(s)
+    return problems
+
+
+def unnamed_tracks(events: list[dict]) -> list[str]:
+    """(pid, tid) and pids used by events without name/sort metadata."""
+    named_threads = {(e["pid"], e["tid"]) for e in events
+                     if e["ph"] == "M" and e["name"] == "thread_name" and e["args"]["name"]}
+    sorted_threads = {(e["pid"], e["tid"]) for e in events
+                      if e["ph"] == "M" and e["name"] == "thread_sort_index"}
+    named_procs = {e["pid"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    problems = []
+    for e in events:
+        if e["ph"] == "M":
+            continue
+        if e["pid"] not in named_procs:
+            problems.append(f"process {e['pid']} unnamed")
+        if "tid" in e and ((e["pid"], e["tid"]) not in named_threads
+                           or (e["pid"], e["tid"]) not in sorted_threads):
+            problems.append(f"track {(e['pid'], e['tid'])} unnamed or unsorted")
+    return sorted(set(problems))[:10]
+
+
+def bad_ids(events: list[dict]) -> list[str]:
+    return [str(e)[:200] for e in events
+            if not (isinstance(e.get("pid"), int) and 1 <= e["pid"] < 2**31)
+            or ("tid" in e and not (isinstance(e["tid"], int) and 1 <= e["tid"] < 2**31))][:10]
+
+
+def flow_problems(events: list[dict], slices: list[dict], base_ns: int) -> list[str]:
+    """Flows: one s and one f per id, same cat/name, bp e, inside the right slices."""
+    by_track = defaultdict(list)
+    for s in slices:
+        by_track[(s["pid"], s["tid"])].append(s)
+    starts = {}
+    for key, items in by_track.items():
+        items.sort(key=lambda s: s["start_ns"])
+        starts[key] = [s["start_ns"] for s in items]
+
+    def enclosing(pid, tid, t):
+        items = by_track.get((pid, tid), [])
+        i = bisect.bisect_right(starts.get((pid, tid), []), t)
+        found = [s for s in items[:i] if s["start_ns"] <= t < s["end_ns"]
+                 or s["start_ns"] == t == s["end_ns"]]
+        return found
+
+    want_target = {"launch": {"kernel"}, "launch_core": {"kernel_core"},
+                   "copy": {"memcpy", "memset"}, "copy_pcie": {"memcpy_pcie"}}
+    ends = defaultdict(list)
+    for e in events:
+        if e["ph"] in ("s", "f"):
+            ends[e["id"]].append(e)
+    problems = []
+    for fid, pair in ends.items():
+        phs = sorted(e["ph"] for e in pair)
+        if phs != ["f", "s"]:
+            problems.append(f"flow {fid}: phases {phs}")
+            continue
+        s, f = (pair if pair[0]["ph"] == "s" else pair[::-1])
+        if s["cat"] != f["cat"] or s["name"] != f["name"] or f.get("bp") != "e":
+            problems.append(f"flow {fid}: cat/name/bp mismatch")
+        s_ns, f_ns = ns(s["ts"]) + base_ns, ns(f["ts"]) + base_ns
+        if s_ns > f_ns:
+            problems.append(f"flow {fid}: s after f")
+        src = enclosing(s["pid"], s["tid"], s_ns)
+        dst = enclosing(f["pid"], f["tid"], f_ns)
+        if not any(x["cat"] in ("cuda_api",) for x in src):
+            problems.append(f"flow {fid} ({s['cat']}): s not inside a cuda_api slice")
+        if not any(x["cat"] in want_target.get(s["cat"], ()) for x in dst):
+            problems.append(f"flow {fid} ({s['cat']}): f not inside a {want_target.get(s['cat'])} slice")
+        for x in src + dst:
+            if x["end_ns"] - x["start_ns"] > 1 and (x["start_ns"] in (s_ns, f_ns)):
+                if (x in src and x["start_ns"] == s_ns) or (x in dst and x["start_ns"] == f_ns):
+                    problems.append(f"flow {fid}: endpoint at the start of a slice longer than 1 ns")
+    return problems[:10]
