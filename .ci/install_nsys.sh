@@ -52,10 +52,10 @@ nsys_works() {
 # Shared libraries of the nsys binaries that the dynamic loader cannot find.
 missing_libs() {
     local f
-    for f in "$BIN_DIR/nsys" "$HOST_DIR/QdstrmImporter" "$HOST_DIR"/nsys \
-             "$NSYS_ROOT"/target-linux-x64/nsys; do
+    for f in "$NSYS_ROOT/target-linux-x64/nsys" "$HOST_DIR/QdstrmImporter" \
+             "$HOST_DIR/libSshClient.so"; do
         [[ -f "$f" ]] || continue
-        ldd "$f" 2>/dev/null | awk '/=> not found/ {print $1}'
+        LD_LIBRARY_PATH="$HOST_DIR:$NSYS_ROOT/target-linux-x64" ldd "$f" 2>/dev/null | awk '/=> not found/ {print $1}'
     done | sort -u
 }
 
@@ -144,15 +144,24 @@ done
 rm -f "$WORK/debs"/*.deb "$WORK/cache/archives"/*.deb "$WORK/cache"/*.bin
 [[ -x "$NSYS" ]] || fail "no nsys executable at $NSYS after unpacking"
 
-# The package links host-linux-x64/libssh.so to an absolute system path
-# (/usr/lib/x86_64-linux-gnu/libssh.so.4); make sure that file exists.
-if ! ldconfig -p 2>/dev/null | grep -q 'libssh\.so\.4 '; then
+# QdstrmImporter (and libSshClient.so) need `libssh.so` from their own folder
+# (RPATH $ORIGIN). The package ships host-linux-x64/libssh.so.4 as a relative
+# link to usr/lib/x86_64-linux-gnu/libssh.so.4, i.e. Debian's libssh-4, which
+# is outside DEST: point that path at the system library and add libssh.so.
+if ! ldconfig -p 2>/dev/null | grep 'libssh\.so\.4 .*x86-64' >/dev/null; then
     system_apt_install libssh-4
 fi
-SYS_LIBSSH="$(ldconfig -p 2>/dev/null | awk '/libssh\.so\.4 .*x86-64/ {print $NF; exit}')"
+SYS_LIBSSH="$(ldconfig -p 2>/dev/null | awk '!f && /libssh\.so\.4 .*x86-64/ {print $NF; f=1}')"
 [[ -n "$SYS_LIBSSH" && -e "$SYS_LIBSSH" ]] || fail "libssh.so.4 not found after installing libssh-4"
-if [[ ! -e "$HOST_DIR/libssh.so" ]]; then
-    ln -sfn "$SYS_LIBSSH" "$HOST_DIR/libssh.so"
+mkdir -p "$DEST/usr/lib/x86_64-linux-gnu"
+[[ -e "$DEST/usr/lib/x86_64-linux-gnu/libssh.so.4" ]] \
+    || ln -sfn "$SYS_LIBSSH" "$DEST/usr/lib/x86_64-linux-gnu/libssh.so.4"
+[[ -e "$HOST_DIR/libssh.so.4" ]] || ln -sfn "$SYS_LIBSSH" "$HOST_DIR/libssh.so.4"
+ln -sfn libssh.so.4 "$HOST_DIR/libssh.so"
+
+# `nsys stats` runs its report scripts with the system's python3.
+if ! command -v python3 >/dev/null 2>&1; then
+    system_apt_install python3
 fi
 
 # Any other shared library that the loader cannot find.
@@ -162,9 +171,9 @@ for _round in 1 2; do
     # link them to the system copy if one exists.
     still=()
     for lib in "${missing[@]}"; do
-        sys="$(ldconfig -p 2>/dev/null | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')"
+        sys="$(ldconfig -p 2>/dev/null | awk -v l="$lib" '!f && $1 == l && /x86-64/ {print $NF; f=1}')"
         if [[ -z "$sys" ]] && [[ "$lib" =~ ^(.*\.so)$ ]]; then
-            sys="$(ldconfig -p 2>/dev/null | awk -v l="$lib" 'index($1, l".") == 1 && /x86-64/ {print $NF; exit}')"
+            sys="$(ldconfig -p 2>/dev/null | awk -v l="$lib" '!f && index($1, l".") == 1 && /x86-64/ {print $NF; f=1}')"
         fi
         if [[ -n "$sys" && -e "$sys" ]]; then
             ln -sfn "$sys" "$HOST_DIR/$lib"

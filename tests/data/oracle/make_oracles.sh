@@ -194,9 +194,31 @@ def load(report):
         info["error"] = err.group(1).strip()
     if not os.path.exists(path) or os.path.getsize(path) == 0:
         return [], info
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    return rows, info
+    return read_nsys_csv(path), info
+
+def read_nsys_csv(path):
+    # nsys's csv formatter quotes a field that has a comma but does not quote
+    # or escape newlines (nor '"' inside a field): an NVTX name with a newline
+    # spans several physical lines. Join lines until a record has all fields.
+    PH, CR = "\ue000", "\ue001"  # stand-ins for newline and carriage return
+    with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
+        lines = f.read().split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    header = next(csv.reader([lines[0]]))
+    rows, buf = [], None
+    for line in lines[1:]:
+        buf = line if buf is None else buf + PH + line
+        fields = next(csv.reader([buf.replace("\r", CR)]))
+        if len(fields) < len(header):
+            continue
+        if len(fields) > len(header):
+            raise SystemExit(f"{path}: record with {len(fields)} fields, header has {len(header)}: {buf[:200]!r}")
+        rows.append(dict(zip(header, (x.replace(CR, "\r").replace(PH, "\n") for x in fields))))
+        buf = None
+    if buf is not None:
+        raise SystemExit(f"{path}: incomplete last record {buf[:200]!r}")
+    return rows
 
 result = {"report": rep, "nsys_version": version, "nvtx_events_rows": int(nvtx_rows)}
 
