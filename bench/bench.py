@@ -1,0 +1,165 @@
+"""make bench: conversion speed and memory, as ratios against a floor measured in the same run.
+
+For each input (the largest dev reports, and with --scale the inputs that
+``shared/tools/scale_export.py`` derives from real reports) it runs
+``nsys-duck convert`` in a child process and reports rows in, JSON events
+out, wall seconds, peak RSS and rows/s; then the floor: DuckDB formatting
+every input event row as JSON text, compressed with the same gzip library
+(ISA-L, same threads and level) into a null sink, also in a child process.
+``ours/floor`` is the figure to watch; absolute seconds on these 2-core
+machines are noisy. Every output is checked with the contract validator
+(when available): speed never comes from writing less.
+
+Usage: python bench/bench.py [--scale 1m|5m] [--reports N] [--no-validate]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("NSYS_DUCK_SHARED", REPO.parent / "shared"))
+REPORTS = SHARED / "data" / "reports"
+CACHE = Path(os.environ.get("NSYS_DUCK_BENCH_CACHE", Path.home() / ".cache" / "nsys-duck" / "bench"))
+EVENT_TABLES = ["CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+                "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"]
+SEEDS = {"1m": {"pytorch_nvtx_profiling": 40, "abacus_many_kernels": 16,
+                "keras_darknet53_nvtx_startend": 32},
+         "5m": {"pytorch_nvtx_profiling": 200, "abacus_many_kernels": 80,
+                "keras_darknet53_nvtx_startend": 160}}
+
+FLOOR_CODE = r"""
+import sys, duckdb, pyarrow.compute as pc, pyarrow as pa
+from isal import igzip_threaded
+folder, tables = sys.argv[1], sys.argv[2:]
+con = duckdb.connect()
+with igzip_threaded.open("/dev/null", "wb", compresslevel=1, threads=2) as out:
+    for t in tables:
+        r = con.sql(f"SELECT to_json(t) || ',' AS j FROM read_parquet('{folder}/{t}.parquet') t")
+        for b in r.to_arrow_reader(100000):
+            a = b.column(0).cast(pa.large_string())
+            import numpy as np
+            o = np.frombuffer(a.buffers()[1], dtype=np.int64)
+            out.write(memoryview(a.buffers()[2])[o[a.offset]:o[a.offset + len(a)]])
+"""
+
+
+def run_measured(cmd: list[str], env=None) -> tuple[float, float, str]:
+    """Run ``cmd``; return (wall seconds, the child's peak RSS in MB, its stdout)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    out = proc.stdout.read()
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"failed: {' '.join(cmd)}\n{err.decode(errors='replace')}")
+    return wall, usage.ru_maxrss / 1024, out.decode()
+
+
+def rows_in(folder: Path) -> int:
+    import duckdb
+    con = duckdb.connect()
+    total = 0
+    for t in EVENT_TABLES:
+        p = folder / f"{t}.parquet"
+        if p.exists():
+            total += con.execute(f"SELECT count(*) FROM read_parquet('{p}')").fetchall()[0][0]
+    return total
+
+
+def nsys_path() -> str | None:
+    sys.path.insert(0, str(REPO))
+    from nsys_duck.nsys import find_nsys
+    try:
+        return str(find_nsys().path)
+    except Exception:
+        return None
+
+
+def scaled_inputs(size: str) -> list[tuple[str, Path]]:
+    """Build (once, cached under CACHE) the scaled exports for ``size``."""
+    nsys = nsys_path()
+    if nsys is None:
+        print("note: no nsys, skipping scaled inputs (they need the SQLite seed)")
+        return []
+    out = []
+    for seed, factor in SEEDS[size].items():
+        report = next((REPORTS / seed).glob("*.nsys-rep"), None) or next((REPORTS / seed).glob("*.qdrep"))
+        seed_dir = CACHE / "seeds" / seed
+        sqlite = seed_dir / f"{seed}.sqlite"
+        if not sqlite.exists():
+            seed_dir.mkdir(parents=True, exist_ok=True)
+            subprocess.run([nsys, "export", "--type=sqlite", "--ts-normalize=true", "-f", "true",
+                            "-q", "true", "-o", str(sqlite), str(report)], check=True,
+                           stdout=subprocess.DEVNULL)
+        name = f"{seed}_x{factor}"
+        target = CACHE / name / "parquet"
+        if not (target / "StringIds.parquet").exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            print(f"building {name} ...", flush=True)
+            subprocess.run([sys.executable, str(SHARED / "tools" / "scale_export.py"), str(sqlite),
+                            str(REPORTS / seed / "parquet"), str(factor),
+                            str(CACHE / name / f"{name}.sqlite"), str(target)], check=True,
+                           stdout=subprocess.DEVNULL)
+        out.append((name, target))
+    return out
+
+
+def dev_inputs(n: int) -> list[tuple[str, Path]]:
+    found = [(p.parent.name, p) for p in REPORTS.glob("*/parquet")]
+    big = CACHE.parent / "exports" / "cpu_nvtx_large_1M" / "parquet"
+    if big.exists():
+        found.append(("cpu_nvtx_large_1M", big))
+    found.sort(key=lambda x: -rows_in(x[1]))
+    return found[:n]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scale", choices=["1m", "5m"], help="also bench scaled inputs")
+    ap.add_argument("--reports", type=int, default=4, help="how many of the largest dev reports")
+    ap.add_argument("--no-validate", action="store_true")
+    args = ap.parse_args(argv)
+    inputs = dev_inputs(args.reports) + (scaled_inputs(args.scale) if args.scale else [])
+    exe = str(Path(sys.executable).with_name("nsys-duck"))
+    header = (f"{'input':34} {'rows in':>10} {'events':>10} {'wall s':>7} {'RSS MB':>7} "
+              f"{'rows/s':>10} {'events/s':>10} {'floor s':>7} {'ours/floor':>10}")
+    print(header)
+    print("-" * len(header))
+    for name, folder in inputs:
+        n_in = rows_in(folder)
+        with tempfile.TemporaryDirectory() as ws:
+            env = dict(os.environ, NSYS_WORKSPACE_ROOT=ws)
+            wall, rss, out = run_measured([exe, "convert", str(folder)], env)
+            events = int(next(line.split()[-1].replace(",", "") for line in out.splitlines()
+                              if line.strip().startswith("JSON events")))
+            verdict = ""
+            if not args.no_validate:
+                verdict = validate(Path(out.strip().splitlines()[-1]))
+        tables = [t for t in EVENT_TABLES if (folder / f"{t}.parquet").exists()]
+        floor, _, _ = run_measured([sys.executable, "-c", FLOOR_CODE, str(folder), *tables])
+        print(f"{name:34} {n_in:>10,} {events:>10,} {wall:>7.2f} {rss:>7.0f} "
+              f"{n_in / wall:>10,.0f} {events / wall:>10,.0f} {floor:>7.2f} "
+              f"{wall / floor:>10.2f} {verdict}", flush=True)
+    return 0
+
+
+def validate(path: Path) -> str:
+    try:
+        from nsys_duck.validate import validate_trace
+    except ImportError:
+        return ""
+    report = validate_trace(path)
+    return "valid" if report.ok else f"INVALID {report.violation_counts}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
