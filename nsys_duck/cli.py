@@ -111,5 +111,147 @@ def convert_cmd(paths, nsys_path, force, sql_dir, nvtx_scope, memory_limit, timi
         sys.exit(1)
 
 
+
+# --- SQL workbench ------------------------------------------------------------
+
+def _workbench(name: str):
+    from .workbench import open_workbench
+    try:
+        return open_workbench(name)
+    except NsysDuckError as exc:
+        err.print(f"nsys-duck: {name}: {exc}", markup=False, highlight=False, soft_wrap=True)
+        sys.exit(1)
+
+
+@main.command("views")
+@click.argument("name")
+def views_cmd(name):
+    """List the pipeline's views in run order, with descriptions and columns.
+
+    Example: nsys-duck views model
+    """
+    from .workbench import list_views
+    wb = _workbench(name)
+    for relpath, view, desc, cols in list_views(wb):
+        click.echo(f"{view}  ({relpath})")
+        if desc:
+            click.echo(f"    {desc}")
+        click.echo("    " + ", ".join(f"{c} {t}" for c, t in cols))
+
+
+@main.command("explain")
+@click.argument("name")
+@click.argument("view")
+def explain_cmd(name, view):
+    """Print the rendered SQL that defines VIEW. Example: nsys-duck explain model int_flows"""
+    from .workbench import explain
+    wb = _workbench(name)
+    try:
+        click.echo(explain(wb, view))
+    except NsysDuckError as exc:
+        err.print(f"nsys-duck: {exc}", markup=False)
+        sys.exit(1)
+
+
+@main.command("sql")
+@click.argument("name")
+@click.option("-c", "command", help="Run this SQL and print the result.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "parquet"]),
+              default="table", show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
+              help="Output file (required for parquet).")
+def sql_cmd(name, command, fmt, output):
+    """Query the pipeline's views of a converted report.
+
+    NAME is a workspace name, a report path or an export folder. Without -c,
+    an interactive prompt (statements end with ';', history kept).
+    Example: nsys-duck sql model -c "SELECT name, sum(dur_ns) FROM trace_slices GROUP BY 1"
+    """
+    import duckdb
+    wb = _workbench(name)
+    if command is None:
+        _repl(wb.con)
+        return
+    try:
+        if fmt == "parquet":
+            if output is None:
+                raise click.UsageError("--format parquet needs --output FILE")
+            import pyarrow.parquet as pq
+            pq.write_table(wb.con.sql(command).to_arrow_table(), output)
+            return
+        rel = wb.con.sql(command)
+        if rel is None:
+            return
+        if fmt == "table":
+            text = str(rel.limit(10_000))
+        else:
+            table = rel.to_arrow_table()
+            if fmt == "csv":
+                import io
+                import pyarrow.csv as pacsv
+                buf = io.BytesIO()
+                pacsv.write_csv(table, buf)
+                text = buf.getvalue().decode()
+            else:
+                import json
+                text = json.dumps(table.to_pylist(), default=str, ensure_ascii=False)
+        if output:
+            output.write_text(text)
+        else:
+            click.echo(text)
+    except duckdb.Error as exc:
+        err.print(f"nsys-duck: SQL error: {str(exc).strip().splitlines()[0]}", markup=False)
+        sys.exit(1)
+
+
+def _repl(con) -> None:
+    import duckdb
+    try:
+        import readline  # noqa: F401  (history and line editing)
+        hist = Path.home() / ".nsys_duck_history"
+        if hist.exists():
+            readline.read_history_file(hist)
+    except Exception:
+        hist = None
+    click.echo("nsys-duck SQL; views: nsys-duck views NAME; end statements with ';', Ctrl-D quits")
+    buf = ""
+    while True:
+        try:
+            line = input("... " if buf else "sql> ")
+        except EOFError:
+            break
+        except KeyboardInterrupt:
+            buf = ""
+            click.echo()
+            continue
+        buf += line + "\n"
+        if not buf.strip().endswith(";"):
+            continue
+        try:
+            rel = con.sql(buf)
+            if rel is not None:
+                click.echo(str(rel.limit(10_000)))
+        except duckdb.Error as exc:
+            click.echo(f"error: {str(exc).strip().splitlines()[0]}")
+        buf = ""
+    if hist:
+        try:
+            import readline
+            readline.write_history_file(hist)
+        except Exception:
+            pass
+
+
+@main.command("sql-files")
+@click.option("--copy", "dest", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder to copy the packaged SQL files into.")
+def sql_files_cmd(dest):
+    """Copy the packaged SQL stages into DEST for editing (use with convert --sql-dir)."""
+    from .workbench import copy_sql_files
+    files = copy_sql_files(dest)
+    click.echo(f"copied {len(files)} SQL files to {dest}; edit them, then: "
+               f"nsys-duck convert --sql-dir {dest} REPORT")
+
+
 if __name__ == "__main__":
     main()

@@ -79,6 +79,8 @@ def sql_files(sql_dir: Path | None = None) -> list[SqlFile]:
         sql_dir = Path(sql_dir)
         for p in sql_dir.rglob("*.sql"):
             rel = p.relative_to(sql_dir).as_posix()
+            if rel in files and files[rel].text == p.read_text(encoding="utf-8"):
+                continue  # an unchanged copy: keep the packaged file
             files[rel] = SqlFile(rel, p, overridden=rel in files, added=rel not in files)
     return [files[k] for k in sorted(files)]
 
@@ -176,6 +178,12 @@ def run_pipeline(con: duckdb.DuckDBPyConnection, files: list[SqlFile], ctx: Cont
                 raise SqlStageError(f"{sql_file.relpath}{what}: {_first_line(exc)}") from None
         timings.append(StageTiming(sql_file.relpath, time.perf_counter() - t0))
     return timings
+
+
+def created_objects(sql_text: str) -> list[tuple[str, str]]:
+    """(kind, name) of every view/table/macro a SQL text creates, in order."""
+    return [(m.group(1).lower(), m.group(2).strip('"'))
+            for m in _CREATED.finditer(_strip_comments(sql_text))]
 
 
 def _strip_comments(query: str) -> str:

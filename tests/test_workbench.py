@@ -1,0 +1,68 @@
+"""SQL workbench: inspect views, edit a copy of the SQL, see it in the output."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPORTS, load_events
+from nsys_duck.convert import Options, convert
+from nsys_duck.errors import SqlStageError
+from nsys_duck.workbench import copy_sql_files, explain, list_views, open_workbench
+
+EXPORT = REPORTS / "llmc_t4_no_kernel_table" / "parquet"
+
+
+def test_views_listed_in_pipeline_order_with_columns():
+    wb = open_workbench(str(EXPORT))
+    views = [v for _, v, _, _ in list_views(wb)]
+    assert views.index("stg_memsets") < views.index("int_gpu_ops") < views.index("trace_events")
+    cols = dict((v, c) for _, v, _, c in list_views(wb))
+    assert ("start_ns", "BIGINT") in cols["trace_slices"]
+    assert "CREATE OR REPLACE VIEW int_flows" in explain(wb, "int_flows")
+    n = wb.con.execute("SELECT count(*) FROM stg_memsets").fetchall()[0][0]
+    assert n == 98
+
+
+def test_edited_sql_changes_the_trace(tmp_path):
+    sql = tmp_path / "sql"
+    copy_sql_files(sql)
+    slices = sql / "30_intermediate" / "50_int_slices.sql"
+    slices.write_text(slices.read_text().replace("'PCIe Usage'", "'PCIe Bus'"))
+    ops = sql / "30_intermediate" / "10_int_gpu_ops.sql"
+    ops.write_text(ops.read_text().replace("FROM stg_memsets", "FROM stg_memsets WHERE FALSE"))
+    res = convert(EXPORT, Options(sql_dir=sql), root=tmp_path / "ws")
+    assert set(res.overridden_sql) == {"30_intermediate/50_int_slices.sql",
+                                       "30_intermediate/10_int_gpu_ops.sql"}
+    events = load_events(res)
+    tracks = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert "PCIe Bus" in tracks and "PCIe Usage" not in tracks
+    assert not any(e.get("cat") == "memset" for e in events)
+    assert dict(res.summary)["memset"] == 0
+    assert dict(res.summary)["memcpy H2D"] == 72       # nothing else changed
+
+
+def test_broken_sql_names_file_and_view_and_publishes_nothing(tmp_path):
+    sql = tmp_path / "sql"
+    copy_sql_files(sql)
+    flows = sql / "30_intermediate" / "80_int_flows.sql"
+    flows.write_text(flows.read_text().replace("link.call_id,", "link.no_such_column,", 1))
+    with pytest.raises(SqlStageError) as info:
+        convert(EXPORT, Options(sql_dir=sql), root=tmp_path / "ws")
+    msg = str(info.value)
+    assert "30_intermediate/80_int_flows.sql" in msg and "int_flows" in msg
+    assert "no_such_column" in msg
+    ws = tmp_path / "ws" / "llmc_t4_no_kernel_table"
+    assert not list(ws.glob("*.perfetto.*")) and not list(ws.glob(".*tmp*"))
+
+
+def test_sql_command_prints_csv(tmp_path):
+    env = dict(os.environ, NSYS_WORKSPACE_ROOT=str(tmp_path))
+    out = subprocess.run([sys.executable, "-m", "nsys_duck.cli", "sql", str(EXPORT), "-c",
+                          "SELECT cat, count(*) AS n FROM trace_slices GROUP BY cat ORDER BY cat",
+                          "--format", "csv"], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert '"memset",98' in out.stdout
