@@ -2,8 +2,12 @@
 -- (metric, value), in print order.
 --
 -- Reads: int_gpu_ops, int_runtime_calls, int_runtime_links, int_flows,
--- int_slices, int_homes, stg_nvtx_push_pop_ranges,
--- int_nvtx_gpu_projection, stg_skipped_rows.
+-- int_slices, int_homes, stg_nvtx_push_pop_ranges, stg_nvtx_events,
+-- int_nvtx_gpu_projection, int_nvtx_op_owners, stg_skipped_rows.
+-- NVTX: "CPU NVTX ranges" counts push/pop ranges (59/70) only; start/end
+-- ranges and marks have their own lines. "projected NVTX ranges" counts
+-- ranges with owned GPU work (any device); "NVTX Kernel slices" counts the
+-- slices drawn (one per range and device).
 -- Invariants: counts come from the same views the writers read, so they
 -- match the files (the JSON event count is added by the writer).
 
@@ -38,11 +42,19 @@ SELECT * FROM (VALUES
     (13, 'PCIe copy flows', (SELECT count(*) FROM flows
         WHERE flow_cat = 'copy_pcie' AND is_placeable)),
     (14, 'CPU NVTX ranges', (SELECT count(*) FROM stg_nvtx_push_pop_ranges)),
-    (15, 'projected NVTX ranges', (SELECT count(*)
+    (15, 'NVTX start/end ranges', (SELECT count(*) FROM stg_nvtx_events
+        WHERE event_type IN (60, 71) AND end_ns >= start_ns)),
+    (16, 'NVTX marks', (SELECT count(*) FROM stg_nvtx_events
+        WHERE event_type = 34)),
+    (17, 'projected NVTX ranges', (SELECT count(DISTINCT nvtx_id)
         FROM int_nvtx_gpu_projection)),
-    (16, 'flows not drawn (GPU work ended before its call began)',
+    (18, 'NVTX Kernel slices', (SELECT count(*)
+        FROM int_nvtx_gpu_projection)),
+    (19, 'GPU ops owned by an NVTX range', (SELECT count(DISTINCT op_id)
+        FROM int_nvtx_op_owners)),
+    (20, 'flows not drawn (GPU work ended before its call began)',
         (SELECT count(*) FROM flows WHERE NOT is_placeable)),
-    (17, 'slices', (SELECT count(*) FROM int_slices))
+    (21, 'slices', (SELECT count(*) FROM int_slices))
 ) AS t(ord, metric, value)
 UNION ALL
 SELECT 100 + row_number() OVER (ORDER BY source_table, reason),
