@@ -2,14 +2,22 @@
 
 ``sql/30_intermediate/60_int_lanes.sql`` finds, with window functions, the
 slices that share an overlap cluster with another slice on the same track
-(view ``int_lane_clusters``); only those reach this function. It assigns each
-the smallest lane free at its start (sweep in start order; optimal for
-interval graphs: the lane count equals the largest number of slices active at
-once) and registers the result as ``_lane_assignments(slice_id, lane)``.
+(view ``int_lane_clusters``); only those reach this function. Per track rule:
+
+* ``disjoint`` (X slices): each slice takes the smallest lane free at its
+  start (sweep in start order; optimal for interval graphs: the lane count
+  equals the largest number of slices active at once).
+* ``nest`` (B/E stacks of projected NVTX ranges): a lane may hold slices that
+  nest in each other but never two that overlap partially; each slice takes
+  the first lane whose open stack it nests in (sweep in start order, longer
+  first at equal starts).
+
+The result is registered as ``_lane_assignments(slice_id, lane)``.
 
 This is the one place Python computes per-row values: the sweep is a
 sequential state machine that SQL window functions cannot express, and it
-touches only slices that actually overlap (a small share of real traces).
+touches only slices that share an overlap cluster (a small share of real
+traces; for NVTX Kernel tracks, the projected ranges under an outer range).
 """
 
 from __future__ import annotations
@@ -25,35 +33,30 @@ def assign_lanes(con: duckdb.DuckDBPyConnection) -> None:
     """Create ``_lane_assignments(slice_id BIGINT, lane INTEGER)`` from ``int_lane_clusters``.
 
     Times are integer ns, intervals half-open ``[start_ns, end_ns)``: a slice
-    starting exactly when another ends may share its lane.
+    starting exactly when another ends may share its lane. Each track follows
+    its ``lane_rule``: ``disjoint`` (:func:`_disjoint_lanes`) or ``nest``
+    (:func:`_nest_lanes`).
     """
     table = con.sql(
-        "SELECT slice_id, track_no, start_ns, end_ns FROM int_lane_clusters "
-        "ORDER BY track_no, start_ns, end_ns, slice_id"
+        "SELECT slice_id, track_no, start_ns, end_ns, lane_rule = 'nest' AS nest "
+        "FROM int_lane_clusters "
+        "ORDER BY track_no, start_ns, "
+        "CASE WHEN lane_rule = 'nest' THEN -end_ns ELSE end_ns END, seq, slice_id"
     ).to_arrow_table()
     slice_ids = table.column("slice_id").to_numpy()
     tracks = table.column("track_no").to_numpy()
     starts = table.column("start_ns").to_numpy()
     ends = table.column("end_ns").to_numpy()
+    nest = table.column("nest").to_numpy(zero_copy_only=False)
     lanes = np.empty(len(slice_ids), dtype=np.int32)
 
-    current_track = None
-    busy: list[tuple[int, int]] = []   # (end_ns, lane) of slices still running
-    free: list[int] = []               # lanes free right now (min-heap)
-    lane_count = 0
-    for i in range(len(slice_ids)):
-        if tracks[i] != current_track:
-            current_track, busy, free, lane_count = tracks[i], [], [], 0
-        start = starts[i]
-        while busy and busy[0][0] <= start:
-            heapq.heappush(free, heapq.heappop(busy)[1])
-        if free:
-            lane = heapq.heappop(free)
-        else:
-            lane_count += 1
-            lane = lane_count
-        lanes[i] = lane
-        heapq.heappush(busy, (ends[i], lane))
+    # Track boundaries in the sorted rows; each track is swept on its own.
+    bounds = np.flatnonzero(np.diff(tracks)) + 1
+    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(tracks)]):
+        if lo == hi:
+            continue
+        sweep = _nest_lanes if nest[lo] else _disjoint_lanes
+        sweep(starts[lo:hi].tolist(), ends[lo:hi].tolist(), lanes[lo:hi])
 
     result = pa.table({"slice_id": pa.array(slice_ids, pa.int64()),
                        "lane": pa.array(lanes, pa.int32())})
@@ -61,3 +64,44 @@ def assign_lanes(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("CREATE OR REPLACE TABLE _lane_assignments AS "
                 "SELECT * FROM _lane_assignments_arrow")
     con.unregister("_lane_assignments_arrow")
+
+
+def _disjoint_lanes(starts: list[int], ends: list[int], out: np.ndarray) -> None:
+    """Smallest free lane at each start (rows sorted by start): lanes hold disjoint slices."""
+    busy: list[tuple[int, int]] = []   # (end_ns, lane) of slices still running
+    free: list[int] = []               # lanes free right now (min-heap)
+    lane_count = 0
+    for i, start in enumerate(starts):
+        while busy and busy[0][0] <= start:
+            heapq.heappush(free, heapq.heappop(busy)[1])
+        if free:
+            lane = heapq.heappop(free)
+        else:
+            lane_count += 1
+            lane = lane_count
+        out[i] = lane
+        heapq.heappush(busy, (ends[i], lane))
+
+
+def _nest_lanes(starts: list[int], ends: list[int], out: np.ndarray) -> None:
+    """First lane where the slice nests (rows sorted by start, then end descending).
+
+    Per lane, the stack of slices still open (each nested in the one below).
+    A slice fits a lane when, after dropping the slices that ended at or
+    before its start, the lane's innermost open slice ends at or after the
+    slice's end (or nothing is open). Slices sharing a start come longest
+    first, so a parent is placed before its children.
+    """
+    stacks: list[list[int]] = []       # per lane: ends of the open slices
+    for i, start in enumerate(starts):
+        end = ends[i]
+        for k, stack in enumerate(stacks):
+            while stack and stack[-1] <= start:
+                stack.pop()
+            if not stack or stack[-1] >= end:
+                stack.append(end)
+                out[i] = k + 1
+                break
+        else:
+            stacks.append([end])
+            out[i] = len(stacks)

@@ -1,23 +1,59 @@
 -- int_slices: every slice of the trace, on its base track (before lanes).
 --
 -- Reads: int_gpu_ops, int_runtime_calls, int_runtime_links, int_homes,
--- int_cpu_homes, int_thread_names, stg_nvtx_push_pop_ranges,
--- int_nvtx_gpu_projection.
+-- int_cpu_homes, int_thread_names, stg_nvtx_events, int_nvtx_ranges,
+-- int_nvtx_op_paths, int_nvtx_gpu_projection.
 -- Grain: one row per drawn slice (slice_id unique). A GPU op gives its
 -- as-executed slice plus at most one projection slice; an API call one slice
--- per device it is drawn under; an NVTX range one per home of its process.
+-- per device it is drawn under; an NVTX range or mark one per home of its
+-- process; a projected NVTX range one per device its owned GPU work ran on.
 -- Track identity: (home_id, class_order, proc_key, key1, key2, key3), sorted
 -- in that order (output-contract.md, Tracks):
 --   1 CUDA Core Timeline, 2 PCIe Usage, 3 D2D Copy, 4 Unified Memory,
 --   5 stream tracks (key1 os pid, key2 context, key3 stream),
---   6 per CPU thread (key1 os pid, key2 os tid, key3 1 NVTX Kernel,
---     2 NVTX Thread, 3 CUDA API).
--- ph is 'X' (complete slice) or 'B' (begin/end pair, NVTX stacks).
--- needs_lanes: slices on this track may overlap and go to lanes (#2, #3).
+--   6 per CPU thread (key1 os pid, key2 os tid,
+--     key3 = 4294967296 * kind + domain rank, kind 1 NVTX Kernel,
+--     2 NVTX Thread, 3 CUDA API). A thread whose NVTX rows use several
+--     domains gets one NVTX Thread track per domain (push/pop stacks are per
+--     domain and thread, so stacks of two domains may overlap partially),
+--     ordered by domain id and named "NVTX Thread [...] (DOMAIN)"; with one
+--     domain the rank is 0 and the name has no domain.
+-- ph: 'X' complete slice; 'B' begin/end pair (NVTX stacks: push/pop ranges
+-- on NVTX Thread, projected ranges on NVTX Kernel; a zero-length range is an
+-- 'X'); 'b' async begin/end pair (NVTX start/end ranges, eventType 60/71:
+-- they may end on another thread and overlap freely, so they go on
+-- Perfetto's per-process async tracks; the row sits on the NVTX Thread track
+-- of the thread and domain that started it, which only gives the JSON tid);
+-- 'i' thread instant (NVTX marks, eventType 34, start = end).
+-- NVTX args: domain, category number and name (eventType 33 rows of the same
+-- process and domain), color '#AARRGGBB'; start/end ranges add Nsight's
+-- rangeId and the end thread when it differs. Projected ranges (cat
+-- nvtx_kernel, name = the range's message) carry domain, kind, the
+-- ownership rule used, gpuOps and apiCalls. GPU operations owned by NVTX
+-- ranges get args.nvtxRanges: their names, outer -> inner.
+-- lane_rule: NULL (the track's data nests by construction, or the slice is
+-- zero-length), 'disjoint' (X slices that may overlap: a lane holds
+-- disjoint slices) or 'nest' (B slices of NVTX Kernel tracks: a lane may
+-- hold nested slices but no partial overlap), see 60_int_lanes.sql.
+-- needs_lanes = lane_rule IS NOT NULL.
+-- nest_seq: tie-break of B/E stacks between slices with equal intervals
+-- (who opens first, closes last): the CPU order of NVTX ranges (start, then
+-- longer first), so projected ranges keep their CPU parent/child order when
+-- their projections coincide (an outer range whose only work is its child's).
+-- NULL on other rows (callers use slice_id).
 
 CREATE OR REPLACE TABLE int_slices AS
 WITH thread_label AS (
     SELECT global_tid, thread_name FROM int_thread_names
+),
+op_args AS MATERIALIZED (
+    SELECT
+        op.op_id,
+        CASE WHEN path.op_id IS NULL THEN op.args_json
+            ELSE json_merge_patch(op.args_json,
+                json_object('nvtxRanges', path.nvtx_names)) END AS args_json
+    FROM int_gpu_ops AS op
+    LEFT JOIN int_nvtx_op_paths AS path ON path.op_id = op.op_id
 ),
 gpu_executed AS (
     SELECT
@@ -39,8 +75,10 @@ gpu_executed AS (
         op.op_id, NULL::BIGINT AS call_id, NULL::BIGINT AS nvtx_id,
         op.device_id, op.proc_key AS owner_proc_key, op.os_pid,
         NULL::BIGINT AS os_tid, op.context_id, op.stream_id,
-        op.correlation_id, op.copy_kind_label, op.bytes, op.args_json
+        op.correlation_id, op.copy_kind_label, op.bytes, a.args_json,
+        NULL::BIGINT AS nest_seq
     FROM int_gpu_ops AS op
+    JOIN op_args AS a ON a.op_id = op.op_id
 ),
 gpu_projected AS (
     SELECT
@@ -54,8 +92,9 @@ gpu_projected AS (
         op.op_id, NULL, NULL,
         op.device_id, op.proc_key, op.os_pid, NULL, op.context_id,
         op.stream_id, op.correlation_id, op.copy_kind_label, op.bytes,
-        op.args_json
+        a.args_json, NULL
     FROM int_gpu_ops AS op
+    JOIN op_args AS a ON a.op_id = op.op_id
     WHERE op.projection IS NOT NULL
 ),
 call_homes AS (
@@ -72,7 +111,8 @@ call_homes AS (
 api AS (
     SELECT
         call.cat, 'X', call.api_name, call.start_ns, call.end_ns,
-        ch.home_id, 6, call.proc_key, call.os_pid, call.os_tid, 3,
+        ch.home_id, 6, call.proc_key, call.os_pid, call.os_tid,
+        3 * 4294967296,
         'CUDA API [pid ' || CAST(call.os_pid AS VARCHAR)
             || ' tid ' || CAST(call.os_tid AS VARCHAR)
             || coalesce(' ' || tl.thread_name, '') || ']',
@@ -82,40 +122,107 @@ api AS (
         json_object('correlationId', call.correlation_id,
             'name', call.api_full_name,
             'eventClass', CASE call.event_class WHEN 0 THEN 'runtime'
-                ELSE 'driver' END)
+                ELSE 'driver' END),
+        NULL
     FROM int_runtime_calls AS call
     JOIN call_homes AS ch ON ch.call_id = call.call_id
     LEFT JOIN thread_label AS tl ON tl.global_tid = call.global_tid
 ),
+-- NVTX rows drawn on the NVTX Thread tracks: push/pop ranges, start/end
+-- ranges (async, see header), marks.
+nvtx_cpu_rows AS (
+    SELECT *
+    FROM stg_nvtx_events
+    WHERE event_type = 34
+        OR (event_type IN (59, 60, 70, 71) AND end_ns >= start_ns)
+),
+-- Domains per thread, from the raw table (same rows as nvtx_cpu_rows).
+thread_domains AS (
+    SELECT
+        global_tid,
+        domain_id,
+        dense_rank() OVER (PARTITION BY global_tid ORDER BY domain_id) - 1
+            AS domain_rank,
+        count(*) OVER (PARTITION BY global_tid) AS domain_count
+    FROM (
+        SELECT DISTINCT CAST(globalTid AS BIGINT) AS global_tid,
+            CAST(coalesce(domainId, 0) AS BIGINT) AS domain_id
+        FROM nsys.NVTX_EVENTS
+        WHERE start IS NOT NULL AND (eventType = 34
+            OR (eventType IN (59, 60, 70, 71) AND coalesce("end", start) >= start))
+    )
+),
+-- Category names (eventType 33: category number -> name, per process and
+-- domain), read from the raw table: stg_nvtx_events numbers every NVTX row.
+category_names AS (
+    SELECT
+        nsys_proc_key(c.globalTid) AS proc_key,
+        CAST(coalesce(c.domainId, 0) AS BIGINT) AS domain_id,
+        CAST(c.category AS BIGINT) AS category,
+        any_value(clean_text(coalesce(s.value, c.text))) AS category_name
+    FROM nsys.NVTX_EVENTS AS c
+    LEFT JOIN nsys.StringIds AS s ON s.id = c.textId
+    WHERE c.eventType = 33
+    GROUP BY ALL
+),
 nvtx_thread AS (
     SELECT
-        'nvtx', CASE WHEN r.end_ns > r.start_ns THEN 'B' ELSE 'X' END,
-        r.message, r.start_ns, r.end_ns,
-        ch.home_id, 6, r.proc_key, r.os_pid, r.os_tid, 2,
-        'NVTX Thread [pid ' || CAST(r.os_pid AS VARCHAR)
-            || ' tid ' || CAST(r.os_tid AS VARCHAR)
-            || coalesce(' ' || tl.thread_name, '') || ']',
-        NULL, NULL, r.nvtx_id,
-        NULL, r.proc_key, r.os_pid, r.os_tid, NULL, NULL, NULL, NULL, NULL,
-        json_object('domain', r.domain_name, 'category', r.category,
-            'color', CASE WHEN r.color IS NOT NULL
-                THEN '#' || lpad(upper(to_hex(r.color)), 8, '0') END)
-    FROM stg_nvtx_push_pop_ranges AS r
-    JOIN int_cpu_homes AS ch ON ch.proc_key = r.proc_key
-    LEFT JOIN thread_label AS tl ON tl.global_tid = r.global_tid
+        'nvtx',
+        CASE
+            WHEN e.event_type = 34 THEN 'i'
+            WHEN e.event_type IN (60, 71) THEN 'b'
+            WHEN e.end_ns > e.start_ns THEN 'B'
+            ELSE 'X'
+        END,
+        e.message, e.start_ns, coalesce(e.end_ns, e.start_ns),
+        ch.home_id, 6, e.proc_key, e.os_pid, e.os_tid,
+        2 * 4294967296 + td.domain_rank,
+        'NVTX Thread [pid ' || CAST(e.os_pid AS VARCHAR)
+            || ' tid ' || CAST(e.os_tid AS VARCHAR)
+            || coalesce(' ' || tl.thread_name, '') || ']'
+            || CASE WHEN td.domain_count > 1
+                THEN ' (' || e.domain_name || ')' ELSE '' END,
+        NULL, NULL, e.nvtx_id,
+        NULL, e.proc_key, e.os_pid, e.os_tid, NULL, NULL, NULL, NULL, NULL,
+        -- written member by member: members without a value are left out
+        '{"domain":' || to_json(e.domain_name)
+            || coalesce(',"category":' || CAST(e.category AS VARCHAR), '')
+            || coalesce(',"categoryName":' || to_json(cn.category_name), '')
+            || coalesce(',"color":"#' || lpad(upper(to_hex(e.color)), 8, '0')
+                || '"', '')
+            || coalesce(',"rangeId":' || CAST(e.range_id AS VARCHAR), '')
+            || CASE WHEN e.end_global_tid <> e.global_tid
+                THEN ',"endTid":' || CAST(nsys_os_tid(e.end_global_tid)
+                    AS VARCHAR) ELSE '' END
+            || '}',
+        e.nvtx_id
+    FROM nvtx_cpu_rows AS e
+    JOIN thread_domains AS td
+        ON td.global_tid = e.global_tid AND td.domain_id = e.domain_id
+    JOIN int_cpu_homes AS ch ON ch.proc_key = e.proc_key
+    LEFT JOIN category_names AS cn
+        ON cn.proc_key = e.proc_key AND cn.domain_id = e.domain_id
+        AND cn.category = e.category
+    LEFT JOIN thread_label AS tl ON tl.global_tid = e.global_tid
 ),
+-- Projected ranges (push/pop and start/end) on the NVTX Kernel track of the
+-- thread that started the range, under the device the owned work ran on.
 nvtx_kernel AS (
     SELECT
         'nvtx_kernel', CASE WHEN p.end_ns > p.start_ns THEN 'B' ELSE 'X' END,
         p.message, p.start_ns, p.end_ns,
-        p.device_id, 6, p.proc_key, p.os_pid, p.os_tid, 1,
+        p.device_id, 6, p.proc_key, p.os_pid, p.os_tid, 1 * 4294967296,
         'NVTX Kernel [pid ' || CAST(p.os_pid AS VARCHAR)
             || ' tid ' || CAST(p.os_tid AS VARCHAR)
             || coalesce(' ' || tl.thread_name, '') || ']',
         NULL, NULL, p.nvtx_id,
         p.device_id, p.proc_key, p.os_pid, p.os_tid, NULL, NULL, NULL, NULL,
         NULL,
-        json_object('domain', p.domain_name, 'gpuOps', p.gpu_op_count)
+        json_object('domain', p.domain_name,
+            'kind', replace(p.range_kind, '_', '/'),
+            'ownership', p.ownership,
+            'gpuOps', p.gpu_op_count, 'apiCalls', p.launch_count),
+        p.path_order
     FROM int_nvtx_gpu_projection AS p
     LEFT JOIN thread_label AS tl ON tl.global_tid = p.global_tid
 ),
@@ -125,10 +232,19 @@ all_slices AS (
     UNION ALL SELECT * FROM api
     UNION ALL SELECT * FROM nvtx_thread
     UNION ALL SELECT * FROM nvtx_kernel
+),
+ruled AS (
+    SELECT
+        *,
+        CASE
+            WHEN ph = 'X' AND cat NOT IN ('nvtx', 'nvtx_kernel')
+                THEN 'disjoint'
+            WHEN ph = 'B' AND cat = 'nvtx_kernel' THEN 'nest'
+        END AS lane_rule
+    FROM all_slices
 )
 SELECT
     row_number() OVER () AS slice_id,
     *,
-    -- B/E stacks nest by construction; X tracks may overlap and get lanes.
-    ph = 'X' AND cat NOT IN ('nvtx', 'nvtx_kernel') AS needs_lanes
-FROM all_slices;
+    lane_rule IS NOT NULL AS needs_lanes
+FROM ruled;

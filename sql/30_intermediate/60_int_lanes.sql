@@ -3,25 +3,42 @@
 -- (1 = the track itself, 2.. = "NAME #2", ...).
 --
 -- Reads: int_slices, and _lane_assignments (computed by Python, see below).
--- Invariants: two slices in one lane never overlap (half-open [start, end)),
--- so no track holds partially overlapping slices (output-contract.md,
--- Tracks) and concurrent GPU work never looks like a call stack. Lanes are
--- as few as the overlap requires (the maximum number of slices active at
--- once), times are never changed.
+-- Two lane rules (int_slices.lane_rule, one per track):
+--   'disjoint' (X slices: GPU work, CUDA API calls): two slices in one lane
+--     never overlap (half-open [start, end)), so concurrent work never looks
+--     like a call stack. Lanes are as few as the overlap requires (the
+--     maximum number of slices active at once; greedy smallest-free-lane
+--     sweep in start order, optimal for intervals).
+--   'nest' (B/E stacks of the NVTX Kernel tracks): a slice may share a lane
+--     with slices it nests in or that nest in it (equal intervals count as
+--     nested), never with one it partially overlaps
+--     (a.start < b.start < a.end < b.end). Sweep in (start, end DESC) order,
+--     keeping per lane the stack of slices still open; a slice goes to the
+--     first lane whose innermost open slice (the one ending first; the open
+--     slices of a lane are nested, so it is the only one to check) ends at
+--     or after it, after popping the slices that ended at or before its
+--     start; else to a new lane. Projected siblings whose GPU work
+--     interleaves thus move to "#2"..., parents and children stay together.
+--     First fit is not always minimal here (the fewest lanes is a
+--     circle-graph colouring, NP-hard), but every lane nests correctly.
+-- Invariants: no lane holds partially overlapping slices (output-contract.md,
+-- Tracks); times are never changed; slices without a rule (NVTX Thread
+-- stacks, whose push/pop nest per thread and domain; zero-length slices)
+-- stay in lane 1.
 -- How: a window pass splits each track into overlap clusters (a new
 -- cluster starts when a slice starts at or after every earlier end). A
 -- slice alone in its cluster takes lane 1 with no further work; that is
 -- nearly every slice of a real trace. Slices of shared clusters are handed,
 -- sorted, to the Python hook "lanes" (nsys_duck/lanes.py), which runs the
--- greedy smallest-free-lane sweep (optimal for intervals) and registers
--- _lane_assignments(slice_id, lane) before this file's second statement.
+-- sweep of the track's rule and registers _lane_assignments(slice_id, lane)
+-- before this file's second statement.
 -- hook: lanes
 
 CREATE OR REPLACE VIEW int_lane_clusters AS
 WITH ordered AS (
     SELECT
         slice_id, home_id, class_order, proc_key, key1, key2, key3,
-        start_ns, end_ns,
+        start_ns, end_ns, lane_rule, coalesce(nest_seq, slice_id) AS seq,
         max(end_ns) OVER track_before AS end_before
     FROM int_slices
     WHERE needs_lanes
@@ -45,7 +62,9 @@ SELECT
     dense_rank() OVER (ORDER BY home_id, class_order, proc_key, key1, key2,
         key3) AS track_no,
     start_ns,
-    end_ns
+    end_ns,
+    lane_rule,
+    seq
 FROM clustered
 QUALIFY count(*) OVER (
     PARTITION BY home_id, class_order, proc_key, key1, key2, key3,

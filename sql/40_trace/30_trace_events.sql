@@ -1,7 +1,8 @@
 -- trace_events: the Chrome Trace JSON, one event object per row (text).
--- trace_events_body holds events whose file order does not matter;
--- trace_events_stacks holds the B/E events, which the writer emits in
--- (tid, ts, order) order.
+-- trace_events_body holds events whose file order does not matter (metadata,
+-- X, flows, NVTX marks as thread instants "i" with "s":"t");
+-- trace_events_stacks holds the B/E events and the async b/e pairs of NVTX
+-- start/end ranges, which the writer emits in (tid, ts, order) order.
 --
 -- Reads: trace_base, int_homes, int_tracks, int_slices_on_tracks, int_flows.
 -- Invariants: ts/dur are exact decimal us from integer ns relative to
@@ -13,6 +14,11 @@
 -- Order of B/E in the file matters to Perfetto only between events with the
 -- same ts on one track (perfetto-json.md 2): parents open first (longer
 -- first) and inner ranges close first.
+-- Async (NVTX start/end, perfetto-json.md 3.5): cat "nvtx", "id2":{"local":
+-- nvtx_id}, so each range is its own cookie on a process-scoped async track
+-- of the home (free overlap, never a global track); "e" repeats name and
+-- cat. Only the b and e of one range can need an order (a zero-length
+-- range): b sorts before e at equal ts (phases 2, 3, after any B/E).
 
 CREATE OR REPLACE VIEW trace_events_body AS
 WITH base AS (SELECT base_ns FROM trace_base)
@@ -48,6 +54,15 @@ SELECT '{"ph":"X","cat":"' || s.cat || '","name":' || to_json(s.name)
     || ',"args":' || coalesce(s.args_json, '{}') || '}'
 FROM int_slices_on_tracks AS s, base
 WHERE s.ph = 'X'
+-- thread instants (NVTX marks)
+UNION ALL
+SELECT '{"ph":"i","s":"t","cat":"' || s.cat || '","name":' || to_json(s.name)
+    || ',"ts":' || json_us(s.start_ns - base.base_ns)
+    || ',"pid":' || CAST(s.json_pid AS VARCHAR)
+    || ',"tid":' || CAST(s.json_tid AS VARCHAR)
+    || ',"args":' || coalesce(s.args_json, '{}') || '}'
+FROM int_slices_on_tracks AS s, base
+WHERE s.ph = 'i'
 -- flows: both ends from one scan of int_flows
 UNION ALL
 SELECT '{"ph":"' || side.ph || '","cat":"' || f.flow_cat
@@ -72,7 +87,7 @@ SELECT
     s.start_ns AS order_ns,
     1 AS order_phase,                       -- after the E at the same ts
     -s.end_ns AS order_span,                -- outer (later end) first
-    s.slice_id AS order_seq,
+    coalesce(s.nest_seq, s.slice_id) AS order_seq,  -- equal spans: CPU order
     '{"ph":"B","cat":"' || s.cat || '","name":' || to_json(s.name)
         || ',"ts":' || json_us(s.start_ns - base.base_ns)
         || ',"pid":' || CAST(s.json_pid AS VARCHAR)
@@ -86,13 +101,34 @@ SELECT
     s.end_ns,
     0,                                      -- E first at equal ts
     -s.start_ns,                            -- inner (later start) first
-    -s.slice_id,
+    -coalesce(s.nest_seq, s.slice_id),
     '{"ph":"E","cat":"' || s.cat || '","name":' || to_json(s.name)
         || ',"ts":' || json_us(s.end_ns - base.base_ns)
         || ',"pid":' || CAST(s.json_pid AS VARCHAR)
         || ',"tid":' || CAST(s.json_tid AS VARCHAR) || '}'
 FROM int_slices_on_tracks AS s, base
-WHERE s.ph = 'B';
+WHERE s.ph = 'B'
+UNION ALL
+SELECT
+    s.json_tid,
+    CASE side.ph WHEN 'b' THEN s.start_ns ELSE s.end_ns END,
+    CASE side.ph WHEN 'b' THEN 2 ELSE 3 END,
+    -s.end_ns,
+    s.slice_id,
+    '{"ph":"' || side.ph || '","cat":"' || s.cat || '","name":'
+        || to_json(s.name)
+        || ',"id2":{"local":' || CAST(s.nvtx_id AS VARCHAR) || '}'
+        || ',"ts":' || json_us(CASE side.ph WHEN 'b' THEN s.start_ns
+            ELSE s.end_ns END - base.base_ns)
+        || ',"pid":' || CAST(s.json_pid AS VARCHAR)
+        || ',"tid":' || CAST(s.json_tid AS VARCHAR)
+        || CASE side.ph WHEN 'b'
+            THEN ',"args":' || coalesce(s.args_json, '{}') || '}'
+            ELSE '}' END
+FROM int_slices_on_tracks AS s
+CROSS JOIN (VALUES ('b'), ('e')) AS side(ph)
+CROSS JOIN base
+WHERE s.ph = 'b';
 
 CREATE OR REPLACE VIEW trace_events AS
 SELECT event_json FROM trace_events_body
