@@ -1,0 +1,1700 @@
+"""Streaming validator for nsys-duck ``.perfetto.json.gz`` traces.
+
+``validate_trace(path)`` checks a trace against the output contract
+(``output-contract.md``) and the Perfetto JSON importer rules, in bounded
+memory, and returns a :class:`ValidationReport`. It never raises for a bad
+trace: every problem becomes a :class:`Violation`. Only a missing file raises
+``FileNotFoundError``.
+
+Units
+-----
+JSON ``ts`` and ``dur`` are microseconds (µs), written as plain JSON numbers
+with at most 3 fraction digits (``<int>`` or ``<int>.<1-3 digits>``). They are
+read as exact decimals (never through a float) and converted to integer
+nanoseconds (ns) for every check; all intervals are half-open ``[ts, ts+dur)``
+in ns. Messages print times back as µs with 3 decimals.
+
+How it works
+------------
+1. A producer thread reads the file in blocks, decompresses it member by
+   member (``isal`` when available, else ``zlib``), and runs the byte-level
+   checks (rules ``gzip``, ``json`` head/tail, ``string``, part of
+   ``number``) on the decompressed stream. A cheap RE2 pre-filter
+   (``pyarrow.compute``, off the GIL) finds the rare suspicious chunks;
+   Python ``re`` then locates the exact offenders. Raw control bytes and
+   invalid UTF-8 are reported, then replaced (space / U+FFFD) before parsing
+   so one bad byte does not hide the rest of the trace.
+2. The main thread parses events with ``ijson`` (``yajl2_c`` backend,
+   ``use_float=False`` so numbers are exact ``Decimal``/``int``), does the
+   per-event checks, and appends one compact row per event (ph, cat, name,
+   ts_ns, dur_ns, pid, tid, flow id, async id, bp) to typed arrays; every
+   50k rows they go to DuckDB as Arrow tables, inserted by a writer thread.
+3. Structural checks run in DuckDB (``memory_limit`` and a private
+   ``temp_directory`` so it spills to disk). Overlap and flow binding are
+   one window query (``_SEQ_SQL``); B/E matching is a window query too
+   (``_BE_SQL``), with a Python stack pass in Perfetto order only for the
+   tracks it finds broken (for exact messages); b/e matching is a Python
+   pass over rows streamed out of DuckDB in sorted order (memory bounded by
+   the nesting depth).
+4. Example events for violations found in SQL are fetched by a second pass
+   over the file, only when there are such violations.
+
+Memory: Python holds one batch, the M events, the B/E stack and the kept
+examples; everything else lives in DuckDB, which spills beyond
+``memory_limit``.
+
+Rules (ids used in ``ValidationReport.violation_counts``)
+---------------------------------------------------------
+``gzip``
+    Gzip magic, full decompression, CRC/length ok, exactly one gzip member
+    (later members are still decoded, as Perfetto does, so the rest of the
+    checks see what Perfetto sees).
+``json``
+    One JSON array of objects, non-empty; no BOM; after deleting whitespace
+    the first 128 bytes start with ``[{"``; nothing (not even whitespace)
+    after the closing ``]``; parse errors.
+``number``
+    ``ts``/``dur`` are plain JSON numbers: no exponent, no NaN/Infinity, at
+    most 3 fraction digits, not strings; ``0 <= ts < 2^42 µs``, ``dur >= 0``,
+    ``ts + dur < 2^42 µs``; every non-M event has ``ts``, every X has ``dur``.
+``string``
+    No ``\\uD800``-``\\uDFFF`` escape and no ``\\u0000`` escape anywhere (an
+    escaped backslash followed by ``uD800`` is plain text and fine), no raw
+    control byte < 0x20 (raw NUL included) inside strings, valid UTF-8.
+``ph``
+    Phase is one of X B E i I M s f b e C n.
+``pid_tid``
+    pid/tid are JSON integers in 1..2^31-1. Every event needs pid; every
+    event needs tid except b/e/n and M other than thread_name /
+    thread_sort_index.
+``track_named``
+    Each pid with non-M events has ``process_name`` and
+    ``process_sort_index``; each (pid,tid) with X/B/E/i/I/s/f events has
+    ``thread_name`` and ``thread_sort_index``; names are non-empty strings,
+    sort indexes are integers.
+``be_balance``
+    Per (pid,tid), ordered by (ts, E before other events at equal ts, file
+    order): each E closes the innermost open B with the same name and cat
+    (an E without name/cat matches any, as in Perfetto); no B left open.
+``overlap``
+    Per (pid,tid), X slices and matched B/E slices are laminar: any two
+    slices with positive length are disjoint or one contains the other
+    (equal intervals nest; a slice starting at another's end is disjoint).
+    Counted per slice that breaks the nesting (a crossing pair counts 2).
+``b_e_async``
+    b/e have pid, cat and ``id2.local`` (or ``id``/``id2.global``, integer
+    or string); each e closes an earlier open b with the same (pid, cat,
+    id, name) (an e without name matches any); no b left open.
+``flow``
+    v1 flows (s/f): integer id (int64); each id has exactly one s and one
+    f, with equal cat and name; f has ``"bp":"e"``; ``s.ts <= f.ts``; s and
+    f each lie in an X slice on their own (pid,tid), which must be the
+    innermost slice there: ``start <= ts < end``, and ``ts > start``
+    when the slice is longer than 1 ns (contract); ``ts == start`` for a
+    zero-duration slice.
+``flow_kind``
+    Flow cat ``launch`` ends in X cat ``kernel``, ``launch_core`` in
+    ``kernel_core``, ``copy`` in ``memcpy``/``memset``, ``copy_pcie`` in
+    ``memcpy_pcie``; their s lies in a ``cuda_api`` X; no slice receives
+    two flows of one of these cats; #launch == #launch_core flows.
+``metadata``
+    Every ``process_name`` event has an integer ``args.epoch_ns``, the same
+    in all of them.
+``internal``
+    The validator itself failed (a bug); the trace is then not known good.
+
+Command line: ``python -m nsys_duck.validate FILE [--max-examples N] [--json]``
+(exit 0 clean, 1 violations, 2 missing file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import decimal
+import json
+import os
+import queue
+import re
+import shutil
+import sys
+import tempfile
+import threading
+import zlib
+from array import array
+from dataclasses import asdict, dataclass, field
+from decimal import Decimal
+from typing import Any, Iterable
+
+import duckdb
+import ijson
+import pyarrow as pa
+import pyarrow.compute as pc
+
+try:  # ISA-L is ~2x faster than zlib; same API.
+    from isal import isal_zlib as _zlib
+except ImportError:  # pragma: no cover - isal is a dependency
+    _zlib = zlib
+
+try:  # the C backend; the pure-Python fallbacks give the same results, slower
+    _ijson = ijson.get_backend("yajl2_c")
+except ImportError:  # pragma: no cover
+    _ijson = ijson
+#: ijson backend in use (``yajl2_c`` expected).
+IJSON_BACKEND = _ijson.backend
+
+__all__ = ["Violation", "ValidationReport", "validate_trace", "main", "RULES"]
+
+#: Rule ids, in report order.
+RULES = (
+    "gzip", "json", "number", "string", "ph", "pid_tid", "track_named",
+    "be_balance", "overlap", "b_e_async", "flow", "flow_kind", "metadata", "internal",
+)
+
+VALID_PH = frozenset("XBEiIMsfbeCn")
+MAX_ID = 2**31 - 1  # pid/tid upper bound (inclusive)
+TS_LIMIT_US = 2**42  # Perfetto is ns-exact below 2^42 µs
+TS_LIMIT_NS = TS_LIMIT_US * 1000
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+TEXT_LIMIT = 300  # characters of event text kept per violation
+BATCH_ROWS = 50_000
+READ_BLOCK = 1 << 20  # compressed bytes per file read
+OUT_CHUNK = 1 << 22  # decompressed bytes per queue item
+FEED = 1 << 16  # bytes handed to ijson per read() call
+CARRY = 256  # bytes of the previous chunk re-scanned with the next one
+MAX_SEARCH = 1024  # open B/b searched below the stack top for a matching E/e
+FLOW_TARGET = {  # flow cat -> X cats its f may end in
+    "launch": ("kernel",),
+    "launch_core": ("kernel_core",),
+    "copy": ("memcpy", "memset"),
+    "copy_pcie": ("memcpy_pcie",),
+}
+_SCALE = (1000, 100, 10, 1)  # ns per unit of the last written µs digit
+
+# Byte-level patterns. _PREFILTER (RE2, run on every chunk) is a superset of
+# the three Python patterns, which only run on chunks it flags.
+_PREFILTER = (
+    r'[\x00-\x08\x0b\x0c\x0e-\x1f]|\\u(?:[dD][89a-fA-F]|0000)'
+    r'|"(?:ts|dur)"\s*:\s*-?(?:N|I|[0-9][0-9.]*[eE])'
+)
+_RE_CTRL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_RE_ESC = re.compile(rb"\\u(?:[dD][89a-fA-F][0-9a-fA-F]{2}|0000)")
+_RE_NUM = re.compile(
+    rb'"(ts|dur)"\s*:\s*(-?(?:NaN|Infinity|[0-9][0-9.]*[eE][-+]?[0-9]*))'
+)
+_WS = b" \t\n\r"
+_CTRL_TO_SPACE = bytes(
+    0x20 if b < 0x20 and b not in (0x09, 0x0A, 0x0D) else b for b in range(256)
+)
+
+
+@dataclass
+class Violation:
+    """One broken rule.
+
+    ``rule`` is a rule id (see module docstring), ``message`` says what is
+    wrong (times in µs), ``event`` is the text of (one of) the offending
+    event(s), truncated to ~300 characters: the event re-serialised compactly
+    (key order and number digits as written), or for byte-level findings the
+    raw bytes around the offending position. ``None`` for file-wide findings.
+    """
+
+    rule: str
+    message: str
+    event: str | None = None
+
+
+@dataclass
+class ValidationReport:
+    """Result of :func:`validate_trace`.
+
+    ``events`` is the number of elements of the top-level array that were
+    read. ``counts`` holds ``ph:<ph>`` and ``cat:<cat>`` event counts plus
+    ``flows`` (ids with exactly one s and one f), ``slices`` (X + matched
+    B/E), ``processes`` and ``threads``. ``violations`` keeps at most
+    ``max_examples`` examples per rule; ``violation_counts`` has the total
+    per rule.
+    """
+
+    path: str
+    events: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    violations: list[Violation] = field(default_factory=list)
+    violation_counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """True when no rule was broken."""
+        return not self.violation_counts
+
+
+# --------------------------------------------------------------------------
+# helpers
+
+
+def _fmt_us(ns: int | None) -> str:
+    """Integer ns -> µs text with 3 decimals (exact)."""
+    if ns is None:
+        return "?"
+    sign = "-" if ns < 0 else ""
+    q, r = divmod(abs(ns), 1000)
+    return f"{sign}{q}.{r:03d}"
+
+
+def _dump(obj: Any) -> str:
+    """Compact JSON text of a parsed value; Decimals keep their digits."""
+    if isinstance(obj, dict):
+        return "{" + ",".join(
+            json.dumps(str(k), ensure_ascii=False) + ":" + _dump(v) for k, v in obj.items()
+        ) + "}"
+    if isinstance(obj, list):
+        return "[" + ",".join(_dump(v) for v in obj) + "]"
+    if isinstance(obj, Decimal):
+        return str(obj)
+    try:
+        return json.dumps(obj, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(obj)
+
+
+def _text(obj: Any) -> str:
+    """Event text for a report: compact JSON, at most TEXT_LIMIT characters,
+    printable (lone surrogates become backslash escapes)."""
+    s = _dump(obj)
+    if len(s) > TEXT_LIMIT:
+        s = s[: TEXT_LIMIT - 3] + "..."
+    return s.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _snippet(buf: bytes, pos: int) -> str:
+    """Raw bytes around ``pos`` (from the start of the enclosing event if near)."""
+    start = buf.rfind(b"{", max(0, pos - 200), pos + 1)
+    if start < 0:
+        start = max(0, pos - 100)
+    s = buf[start : start + TEXT_LIMIT].decode("utf-8", "backslashreplace")
+    return s[:TEXT_LIMIT]
+
+
+class _Collector:
+    """Counts violations per rule and keeps the first ``max_examples`` each.
+
+    Examples found in SQL carry an event index; their text is filled in later
+    by :func:`_resolve_texts`. Thread-safe (the producer thread adds too).
+    """
+
+    def __init__(self, max_examples: int):
+        self.max_examples = max(0, max_examples)
+        self.counts: dict[str, int] = {}
+        self.examples: list[tuple[str, str, str | None, int | None]] = []
+        self._per_rule: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def add(self, rule: str, message: str, event: Any = None,
+            idx: int | None = None, n: int = 1) -> None:
+        """Count ``n`` violations of ``rule``; keep this one as an example if
+        there is room. ``event`` is its text, or the parsed event (serialised
+        only when kept), or None with ``idx`` to fetch the text later."""
+        with self._lock:
+            self.counts[rule] = self.counts.get(rule, 0) + n
+            kept = self._per_rule.get(rule, 0)
+            if kept < self.max_examples:
+                self._per_rule[rule] = kept + 1
+                if event is not None and not isinstance(event, str):
+                    event = _text(event)
+                self.examples.append((rule, message, event, idx))
+
+    def bump(self, rule: str, n: int = 1) -> None:
+        """Count without an example (cheap path for long violation lists)."""
+        with self._lock:
+            self.counts[rule] = self.counts.get(rule, 0) + n
+
+    def want(self, rule: str) -> bool:
+        """True while more examples of ``rule`` would be kept."""
+        return self._per_rule.get(rule, 0) < self.max_examples
+
+
+# --------------------------------------------------------------------------
+# stage 1: decompression and byte-level checks (producer thread)
+
+
+class _Producer(threading.Thread):
+    """Reads, decompresses and byte-checks the file; feeds chunks to a queue."""
+
+    def __init__(self, path: str, col: _Collector | None, q: queue.Queue):
+        super().__init__(daemon=True, name="nsys-duck-validate-reader")
+        self.path = path
+        self.col = col  # None: no checks (second pass)
+        self.q = q
+        self.stop = threading.Event()
+        self.total = 0  # decompressed bytes
+        self.head = b""  # first 128 bytes
+        self.last = b""  # last non-whitespace byte
+        self.trailing_ws = 0  # whitespace bytes after it
+        self.carry = b""
+        self.utf8 = codecs.getincrementaldecoder("utf-8")("strict")
+
+    # -- plumbing
+    def _emit(self, chunk: bytes) -> None:
+        if not chunk:
+            return
+        chunk = self._check(chunk) if self.col is not None else self._sanitize(chunk)
+        while not self.stop.is_set():
+            try:
+                self.q.put(chunk, timeout=0.5)
+                return
+            except queue.Full:
+                continue
+
+    def run(self) -> None:
+        try:
+            self._read()
+            if self.col is not None:
+                self._finish()
+        except OSError as exc:
+            if self.col is not None:
+                self.col.add("gzip", f"cannot read the file: {exc}")
+        except Exception as exc:  # a bug: report it, never leave the consumer hanging
+            if self.col is not None:
+                self.col.add("internal", f"reader thread failed: {type(exc).__name__}: {exc}")
+        finally:
+            self.q.put(None)  # the consumer always drains to this sentinel
+
+    def _read(self) -> None:
+        col = self.col
+        with open(self.path, "rb") as f:
+            buf = f.read(READ_BLOCK)
+            if buf[:2] != b"\x1f\x8b":
+                if col is not None:
+                    col.add("gzip", "not a gzip file (no 1f 8b magic); checked as plain JSON")
+                while buf and not self.stop.is_set():
+                    for i in range(0, len(buf), OUT_CHUNK):
+                        self._emit(buf[i : i + OUT_CHUNK])
+                    buf = f.read(READ_BLOCK)
+                return
+            member = 1
+            d = _zlib.decompressobj(wbits=31)
+            while not self.stop.is_set():
+                if not buf:
+                    buf = f.read(READ_BLOCK)
+                    if not buf:
+                        try:  # output still pending inside the decompressor
+                            self._emit(d.flush())
+                        except Exception as exc:
+                            if col is not None:
+                                col.add("gzip", f"gzip member {member} is corrupt: {exc}")
+                            return
+                        break
+                try:
+                    out = d.decompress(buf, OUT_CHUNK)
+                except Exception as exc:
+                    if col is not None:
+                        col.add("gzip", f"gzip member {member} is corrupt after "
+                                f"{self.total} decompressed bytes: {exc}")
+                    return
+                buf = d.unconsumed_tail
+                self._emit(out)
+                if d.eof:
+                    rest = d.unused_data + buf
+                    if not rest:
+                        rest = f.read(READ_BLOCK)
+                    if not rest:
+                        return  # clean end after this member
+                    if member == 1 and col is not None:
+                        where = f"after {self.total} decompressed bytes"
+                        if rest[:2] == b"\x1f\x8b":
+                            col.add("gzip", "more than one gzip member: a second member "
+                                    f"starts {where} (Perfetto concatenates them; the "
+                                    "contract wants exactly one)")
+                        else:
+                            col.add("gzip", f"{len(rest)}+ trailing bytes after the gzip "
+                                    f"member ({where}), not a gzip member")
+                    if rest[:2] != b"\x1f\x8b":
+                        return
+                    member += 1
+                    d = _zlib.decompressobj(wbits=31)
+                    buf = rest
+            if not self.stop.is_set() and not d.eof and col is not None:
+                col.add("gzip", f"truncated gzip stream: member {member} ends without its "
+                        f"trailer after {self.total} decompressed bytes")
+
+    # -- checks
+    def _utf8_ok(self, chunk: bytes, base: int) -> bool:
+        """Feed the incremental UTF-8 decoder; report errors when checking."""
+        if chunk.isascii() and not self.utf8.getstate()[0]:
+            return True
+        ok, rest, off = True, chunk, 0
+        for _ in range(100):
+            try:
+                self.utf8.decode(rest)
+                break
+            except UnicodeDecodeError as exc:
+                ok = False
+                self.utf8.reset()
+                if self.col is not None:
+                    self.col.add("string", f"invalid UTF-8 at byte offset {base + off + exc.start}",
+                                 _snippet(chunk, off + exc.start))
+                off += exc.end
+                rest = rest[exc.end :]
+        return ok
+
+    @staticmethod
+    def _fix_utf8(chunk: bytes) -> bytes:
+        """Replace invalid UTF-8 in ``chunk``, keeping characters split at its ends."""
+        i = 0
+        while i < 3 and i < len(chunk) and 0x80 <= chunk[i] <= 0xBF:
+            i += 1
+        j = len(chunk)
+        for p in range(len(chunk) - 1, max(i, len(chunk) - 4) - 1, -1):
+            b = chunk[p]
+            if b >= 0xC0:
+                need = 2 if b < 0xE0 else 3 if b < 0xF0 else 4
+                if p + need > len(chunk):
+                    j = p
+                break
+            if b < 0x80:
+                break
+        return chunk[:i] + chunk[i:j].decode("utf-8", "replace").encode() + chunk[j:]
+
+    def _sanitize(self, chunk: bytes, ctrl: bool | None = None, utf8_ok: bool | None = None
+                  ) -> bytes:
+        """Make reported byte problems parseable, so one bad byte does not hide
+        the rest of the trace: raw control bytes -> space, bad UTF-8 -> U+FFFD.
+        Both passes apply it identically, so event indexes agree."""
+        if ctrl is None:
+            ctrl = _RE_CTRL.search(chunk) is not None
+        if ctrl:
+            chunk = chunk.translate(_CTRL_TO_SPACE)
+        if utf8_ok is None:
+            utf8_ok = self._utf8_ok(chunk, 0)
+        if not utf8_ok:
+            chunk = self._fix_utf8(chunk)
+        return chunk
+
+    def _check(self, chunk: bytes) -> bytes:
+        if len(self.head) < 128:
+            self.head += chunk[: 128 - len(self.head)]
+        stripped = chunk.rstrip(_WS)
+        if stripped:
+            self.last = stripped[-1:]
+            self.trailing_ws = len(chunk) - len(stripped)
+        else:
+            self.trailing_ws += len(chunk)
+        base = self.total - len(self.carry)  # stream offset of buf[0]
+        self.total += len(chunk)
+        utf8_ok = self._utf8_ok(chunk, base + len(self.carry))
+        buf = self.carry + chunk
+        ctrl = False
+        if pc.match_substring_regex(pa.array([buf], pa.binary()), _PREFILTER)[0].as_py():
+            self._slow(buf, len(self.carry), base, final=False)
+            ctrl = _RE_CTRL.search(chunk) is not None
+        # Next carry: last CARRY bytes, extended back over a run of
+        # backslashes so escape parity can be decided.
+        cut = max(0, len(buf) - CARRY)
+        while cut > 0 and buf[cut - 1] == 0x5C:
+            cut -= 1
+        self.carry = buf[cut:]
+        return self._sanitize(chunk, ctrl, utf8_ok)
+
+    def _slow(self, buf: bytes, lo: int, base: int, final: bool) -> None:
+        """Exact byte checks on ``buf``; report matches ending in [lo, len)."""
+        col = self.col
+        hi = len(buf) + (1 if final else 0)
+
+        def fresh(m: re.Match) -> bool:
+            return lo <= m.end() < hi
+
+        for m in _RE_CTRL.finditer(buf):
+            if fresh(m):
+                b = buf[m.start()]
+                what = "NUL" if b == 0 else f"control byte 0x{b:02x}"
+                col.add("string", f"raw {what} at byte offset {base + m.start()} "
+                        "(must be escaped, NUL never written)", _snippet(buf, m.start()))
+        for m in _RE_ESC.finditer(buf):
+            if not fresh(m):
+                continue
+            j = m.start()
+            while j > 0 and buf[j - 1] == 0x5C:
+                j -= 1
+            if (m.start() - j) % 2:  # odd run before: this backslash is escaped
+                continue
+            esc = m.group().decode()
+            if esc == "\\u0000":
+                msg = "\\u0000 escape (Perfetto cuts the string there)"
+            else:
+                msg = f"surrogate escape {esc} (Perfetto rejects the whole file)"
+            col.add("string", f"{msg} at byte offset {base + m.start()}", _snippet(buf, m.start()))
+        for m in _RE_NUM.finditer(buf):
+            if not fresh(m):
+                continue
+            key, lit = m.group(1).decode(), m.group(2).decode()
+            if "N" in lit or "I" in lit:
+                col.add("number", f"{key} is {lit} (not a JSON number)", _snippet(buf, m.start()))
+                continue
+            try:
+                exp = Decimal(lit).as_tuple().exponent
+            except Exception:
+                exp = -1
+            if isinstance(exp, int) and -3 <= exp < 0:
+                # The parsed Decimal looks plain (e.g. 15e-1 == 1.5); the
+                # per-event check cannot see this one, so report it here.
+                col.add("number", f"{key} {lit} uses exponent notation",
+                        _snippet(buf, m.start()))
+
+    def _finish(self) -> None:
+        col = self.col
+        if self.carry:  # matches deferred because they touched the end
+            self._slow(self.carry, len(self.carry), self.total - len(self.carry), final=True)
+        try:
+            self.utf8.decode(b"", final=True)
+        except UnicodeDecodeError:
+            col.add("string", "invalid UTF-8: stream ends inside a multi-byte character")
+        head, total = self.head, self.total
+        if total == 0:
+            col.add("json", "empty trace (no bytes after decompression)")
+            return
+        if head.startswith(b"\xef\xbb\xbf"):
+            col.add("json", "starts with a UTF-8 BOM (Perfetto: unknown trace type)",
+                    head.decode("utf-8", "backslashreplace"))
+        elif not bytes(head).translate(None, _WS).startswith(b'[{"'):
+            col.add("json", 'first 128 bytes do not start with [{" after whitespace '
+                    "(need a bare array whose first element is an object)",
+                    head.decode("utf-8", "backslashreplace"))
+        if self.last != b"]":
+            col.add("json", "the stream does not end with ] (last non-blank byte is "
+                    f"{self.last.decode('utf-8', 'backslashreplace')!r})")
+        elif self.trailing_ws:
+            col.add("json", f"{self.trailing_ws} whitespace byte(s) after the closing ] "
+                    "(nothing may follow it)")
+
+
+class _QueueReader:
+    """File-like ``read(n)`` over the producer's queue."""
+
+    def __init__(self, q: queue.Queue):
+        self.q = q
+        self.buf = b""
+        self.pos = 0
+        self.eof = False
+
+    def read(self, n: int = -1) -> bytes:
+        if self.pos >= len(self.buf):
+            if self.eof:
+                return b""
+            item = self.q.get()
+            if item is None:
+                self.eof = True
+                return b""
+            self.buf, self.pos = item, 0
+        if n is None or n < 0:
+            n = len(self.buf) - self.pos
+        out = self.buf[self.pos : self.pos + n]
+        self.pos += len(out)
+        return out
+
+    def drain(self) -> None:
+        while not self.eof:
+            self.pos = len(self.buf)
+            self.read(1)
+
+
+# --------------------------------------------------------------------------
+# stage 2: per-event checks and loading into DuckDB
+
+_EV_DDL = """
+-- X events (the bulk of a trace) get a narrow table of their own.
+CREATE TABLE xev (
+    idx BIGINT,      -- position in the array (0-based, file order)
+    cat VARCHAR,
+    ts BIGINT,       -- ns; NULL when invalid or missing (violation reported)
+    dur BIGINT,      -- ns; NULL when invalid or missing
+    pid BIGINT,      -- NULL when invalid or missing
+    tid BIGINT
+);
+-- every other non-M event
+CREATE TABLE oev (
+    idx BIGINT, ph VARCHAR, cat VARCHAR, name VARCHAR,
+    ts BIGINT, dur BIGINT, pid BIGINT, tid BIGINT,
+    fid BIGINT,      -- flow id (s/f)
+    aid VARCHAR,     -- async id key (b/e/n): scope:type:value
+    bp_e BOOLEAN     -- f has "bp":"e"
+);
+CREATE VIEW ev AS
+    SELECT idx, 'X' AS ph, cat, NULL::VARCHAR AS name, ts, dur, pid, tid,
+           NULL::BIGINT AS fid, NULL::VARCHAR AS aid, NULL::BOOLEAN AS bp_e
+    FROM xev
+    UNION ALL
+    SELECT * FROM oev;
+-- M events (few)
+CREATE TABLE meta (idx BIGINT, mname VARCHAR, pid BIGINT, tid BIGINT);
+-- matched B/E pairs (from the Python stack pass)
+CREATE TABLE be (pid BIGINT, tid BIGINT, s BIGINT, e BIGINT, idx BIGINT,
+                 e_idx BIGINT, cat VARCHAR);
+"""
+# Batches are typed arrays (zero conversion cost); NULL is a sentinel that
+# no valid value can take: -1 for ts/dur/pid/tid, INT64_MIN for flow ids,
+# -1 for bp. ph/cat are dictionary codes into a per-batch string list.
+_INSERT_X = """
+INSERT INTO xev SELECT idx, cat, nullif(ts, -1), nullif(dur, -1),
+    nullif(pid, -1), nullif(tid, -1) FROM _batch
+"""
+_INSERT_O = """
+INSERT INTO oev SELECT idx, ph, cat, name, nullif(ts, -1), nullif(dur, -1),
+    nullif(pid, -1), nullif(tid, -1), nullif(fid, -9223372036854775808),
+    aid, CASE bp WHEN 1 THEN true WHEN 0 THEN false END FROM _batch
+"""
+
+
+class _Writer(threading.Thread):
+    """Inserts Arrow batches into DuckDB off the parsing thread.
+
+    DuckDB releases the GIL while it executes, so inserting overlaps with
+    parsing. The queue is bounded, which bounds memory.
+    """
+
+    def __init__(self, con: duckdb.DuckDBPyConnection):
+        super().__init__(daemon=True, name="nsys-duck-validate-writer")
+        self.cur = con.cursor()
+        self.q: queue.Queue = queue.Queue(maxsize=4)
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        while True:
+            item = self.q.get()
+            if item is None:
+                break
+            if self.error is not None:
+                continue
+            sql, tbl = item
+            try:
+                self.cur.register("_batch", tbl)
+                self.cur.execute(sql)
+                self.cur.unregister("_batch")
+            except BaseException as exc:  # reported by close()
+                self.error = exc
+
+    def put(self, sql: str, tbl: pa.Table) -> None:
+        self.q.put((sql, tbl))
+
+    def close(self) -> None:
+        """Wait for pending inserts; re-raise an insert error."""
+        self.close_quietly()
+        if self.error is not None:
+            raise self.error
+
+    def close_quietly(self) -> None:
+        if self.is_alive():
+            self.q.put(None)
+            self.join()
+        if self.cur is not None:
+            self.cur.close()
+            self.cur = None
+
+
+def _i64(a: array) -> pa.Array:
+    return pa.Array.from_buffers(pa.int64(), len(a), [None, pa.py_buffer(a.tobytes())])
+
+
+class _Loader:
+    """Per-event checks; compact rows into DuckDB."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, col: _Collector):
+        self.con = con
+        self.col = col
+        self.writer = _Writer(con)
+        self.writer.start()
+        # X events
+        self.x_idx, self.x_cat = array("q"), array("i")
+        self.x_ts, self.x_dur = array("q"), array("q")
+        self.x_pid, self.x_tid = array("q"), array("q")
+        # other non-M events
+        self.o_idx, self.o_ph, self.o_cat = array("q"), array("i"), array("i")
+        self.o_ts, self.o_dur = array("q"), array("q")
+        self.o_pid, self.o_tid = array("q"), array("q")
+        self.o_fid, self.o_bp = array("q"), array("b")
+        self.o_name: list[str | None] = []
+        self.o_aid: list[str | None] = []
+        self.codes: dict[str | None, int] = {None: 0}  # per-batch dictionary
+        self.strs: list[str | None] = [None]
+        self.meta: list[tuple] = []
+        self.m_count = 0
+        self.epochs: dict[int, int] = {}  # epoch_ns -> first idx
+        self.events = 0
+
+    def _code(self, v: Any) -> int:
+        if v is not None and type(v) is not str:
+            v = _dump(v)
+        c = self.codes.get(v)
+        if c is None:
+            c = self.codes[v] = len(self.strs)
+            self.strs.append(v)
+        return c
+
+    # -- numbers
+    def _time_slow(self, ev: dict, key: str, v: Any) -> int:
+        """Full check of a ts/dur value; returns ns, or -1 (violation added)."""
+        col = self.col
+        t = type(v)
+        if t is int:
+            ns = v * 1000
+        elif t is Decimal:
+            s = str(v)
+            p = s.find(".")
+            if not v.is_finite():
+                col.add("number", f"{key} is {s}", ev)
+                return -1
+            if "E" in s or p < 0:
+                col.add("number", f"{key} {s} is not a plain number "
+                        "(exponent notation or > 3 fraction digits)", ev)
+                return -1
+            nf = len(s) - p - 1
+            if nf > 3:
+                col.add("number", f"{key} {s} has {nf} fraction digits (max 3: ns)", ev)
+                return -1
+            ns = int(s.replace(".", "")) * _SCALE[nf]
+        else:
+            what = "a string" if t is str else f"{t.__name__}"
+            col.add("number", f"{key} is {what}, not a JSON number", ev)
+            return -1
+        if ns < 0:
+            col.add("number", f"{key} {_fmt_us(ns)} is negative", ev)
+            return -1
+        if key == "ts" and ns >= TS_LIMIT_NS:
+            col.add("number", f"ts {_fmt_us(ns)} >= 2^42 µs (not ns-exact in Perfetto)", ev)
+            return -1
+        if ns >= TS_LIMIT_NS * 1000:
+            col.add("number", f"{key} {_fmt_us(ns)} is absurdly large", ev)
+            return -1
+        return ns
+
+    def _ident(self, ev: dict, key: str, v: Any, ph: Any) -> int:
+        """pid/tid check (slow path); returns the value or -1."""
+        col = self.col
+        if v is None and key not in ev:
+            if key == "pid" or not (
+                ph in ("b", "e", "n")
+                or (ph == "M" and ev.get("name") not in ("thread_name", "thread_sort_index"))
+            ):
+                col.add("pid_tid", f"ph {ph!r} event without {key}", ev)
+            return -1
+        if type(v) is int and 1 <= v <= MAX_ID:
+            return v
+        if type(v) is int:
+            col.add("pid_tid", f"{key} {v} outside 1..2^31-1", ev)
+        else:
+            t = "a string" if isinstance(v, str) else type(v).__name__
+            col.add("pid_tid", f"{key} is {t} ({_dump(v)}), not an integer", ev)
+        return -1
+
+    # -- events
+    def run(self, items: Iterable[Any]) -> None:
+        """Consume parsed events. This is the hot loop: keep it lean."""
+        col = self.col
+        time_slow, ident, code, flush = self._time_slow, self._ident, self._code, self.flush
+        D, SCALE, LIM_NS, LIM_US = Decimal, _SCALE, TS_LIMIT_NS, TS_LIMIT_US
+        codes = self.codes
+        xi, xc, xt, xd = self.x_idx.append, self.x_cat.append, self.x_ts.append, self.x_dur.append
+        xp, xtid = self.x_pid.append, self.x_tid.append
+        x_len = self.x_idx
+        oi, oph, oc = self.o_idx.append, self.o_ph.append, self.o_cat.append
+        ot, od, op, otid = self.o_ts.append, self.o_dur.append, self.o_pid.append, self.o_tid.append
+        ofid, obp, oname, oaid = (self.o_fid.append, self.o_bp.append,
+                                  self.o_name.append, self.o_aid.append)
+        o_len = self.o_idx
+        idx = self.events - 1
+        try:
+            for ev in items:
+                idx += 1
+                if type(ev) is not dict:
+                    col.add("json", f"array element {idx} is not an object", ev)
+                    continue
+                ph = ev.get("ph")
+                if ph == "M":
+                    self._meta(ev, idx)
+                    continue
+                if type(ph) is not str or ph not in VALID_PH:
+                    col.add("ph", f"ph {_dump(ph)} is not one of X B E i I M s f b e C n",
+                            ev)
+                    if type(ph) is not str:
+                        ph = _dump(ph)  # counted as e.g. "ph:null"
+                # ts (fast path: "<int>.<1-3 digits>" or a small int)
+                ts = ev.get("ts")
+                if type(ts) is D:
+                    s = str(ts)
+                    p = s.find(".")
+                    nf = len(s) - p - 1
+                    if p > 0 and nf <= 3 and s[0] != "-":
+                        ts = int(s.replace(".", "")) * SCALE[nf]
+                        if ts >= LIM_NS:
+                            ts = time_slow(ev, "ts", ev["ts"])
+                    else:
+                        ts = time_slow(ev, "ts", ts)
+                elif type(ts) is int and 0 <= ts < LIM_US:
+                    ts *= 1000
+                elif ts is None and "ts" not in ev:
+                    col.add("number", f"ph {_dump(ph)} event without ts", ev)
+                    ts = -1
+                else:
+                    ts = time_slow(ev, "ts", ts)
+                dur = ev.get("dur")
+                if dur is not None:
+                    if type(dur) is D:
+                        s = str(dur)
+                        p = s.find(".")
+                        nf = len(s) - p - 1
+                        if p > 0 and nf <= 3 and s[0] != "-":
+                            dur = int(s.replace(".", "")) * SCALE[nf]
+                        else:
+                            dur = time_slow(ev, "dur", dur)
+                    elif type(dur) is int and 0 <= dur < LIM_US:
+                        dur *= 1000
+                    else:
+                        dur = time_slow(ev, "dur", dur)
+                    if ts >= 0 and dur >= 0 and ts + dur >= LIM_NS:
+                        col.add("number", f"end ts+dur = {_fmt_us(ts + dur)} >= 2^42 µs",
+                                ev)
+                        dur = -1
+                elif "dur" in ev:  # "dur": null
+                    dur = time_slow(ev, "dur", dur)
+                else:
+                    dur = -1
+                    if ph == "X":
+                        col.add("number", "X event without dur", ev)
+                pid = ev.get("pid")
+                if type(pid) is not int or not 0 < pid <= MAX_ID:
+                    pid = ident(ev, "pid", pid, ph)
+                tid = ev.get("tid")
+                if type(tid) is not int or not 0 < tid <= MAX_ID:
+                    tid = ident(ev, "tid", tid, ph)
+                cat = ev.get("cat")
+                try:
+                    c = codes[cat]
+                except (KeyError, TypeError):
+                    c = code(cat)
+                if ph == "X":
+                    xi(idx)
+                    xc(c)
+                    xt(ts)
+                    xd(dur)
+                    xp(pid)
+                    xtid(tid)
+                    if len(x_len) >= BATCH_ROWS:
+                        flush()
+                    continue
+                name = ev.get("name")
+                if type(name) is not str and name is not None:
+                    name = _dump(name)
+                fid = INT64_MIN
+                bp = -1
+                aid = None
+                if ph == "s" or ph == "f":
+                    fid = ev.get("id")
+                    if type(fid) is not int or not INT64_MIN < fid <= INT64_MAX:
+                        col.add("flow", f"flow id {_dump(fid) if 'id' in ev else '(missing)'} "
+                                "is not a 64-bit integer", ev)
+                        fid = INT64_MIN
+                    if ph == "f":
+                        bp = 1 if ev.get("bp") == "e" else 0
+                        if not bp:
+                            col.add("flow", 'f without "bp":"e" (binds to the next slice '
+                                    "instead of the enclosing one)", ev)
+                elif ph == "b" or ph == "e" or ph == "n":
+                    aid = self._async_id(ev)
+                    if cat is None or cat == "":
+                        col.add("b_e_async", f"async {ph} without cat", ev)
+                try:
+                    pc_ = codes[ph]
+                except (KeyError, TypeError):
+                    pc_ = code(ph)
+                oi(idx)
+                oph(pc_)
+                oc(c)
+                ot(ts)
+                od(dur)
+                op(pid)
+                otid(tid)
+                ofid(fid)
+                obp(bp)
+                oname(name)
+                oaid(aid)
+                if len(o_len) >= BATCH_ROWS:
+                    flush()
+        finally:
+            self.events = idx + 1
+
+    def _async_id(self, ev: dict) -> str | None:
+        id2 = ev.get("id2")
+        if isinstance(id2, dict) and "local" in id2:
+            v, scope = id2["local"], "L"
+        elif isinstance(id2, dict) and "global" in id2:
+            v, scope = id2["global"], "G"
+        elif "id" in ev:
+            v, scope = ev["id"], "G"
+        else:
+            self.col.add("b_e_async", "async event without id2.local / id", ev)
+            return None
+        if type(v) is int or type(v) is str:
+            return f"{scope}:{type(v).__name__[0]}:{v}"
+        self.col.add("b_e_async", f"async id {_dump(v)} is not an integer or string "
+                     "(Perfetto ignores it)", ev)
+        return None
+
+    def _meta(self, ev: dict, idx: int) -> None:
+        col = self.col
+        self.m_count += 1
+        mname = ev.get("name")
+        pid = ev.get("pid")
+        if type(pid) is not int or not 0 < pid <= MAX_ID:
+            pid = self._ident(ev, "pid", pid, "M")
+        tid = ev.get("tid")
+        if type(tid) is not int or not 0 < tid <= MAX_ID:
+            tid = self._ident(ev, "tid", tid, "M")
+        pid = None if pid == -1 else pid
+        tid = None if tid == -1 else tid
+        if "ts" in ev:
+            self._time_slow(ev, "ts", ev["ts"])
+        args = ev.get("args")
+        args = args if isinstance(args, dict) else {}
+        if mname in ("process_name", "thread_name"):
+            nm = args.get("name")
+            if type(nm) is not str or not nm:
+                col.add("track_named", f"{mname} with empty or missing args.name", ev)
+        elif mname in ("process_sort_index", "thread_sort_index"):
+            si = args.get("sort_index")
+            if type(si) is not int:
+                col.add("track_named", f"{mname} args.sort_index {_dump(si)} is not an integer",
+                        ev)
+        if mname == "process_name":
+            ep = args.get("epoch_ns")
+            if type(ep) is not int:
+                what = "missing" if "epoch_ns" not in args else f"{_dump(ep)}, not an integer"
+                col.add("metadata", f"process_name args.epoch_ns is {what}", ev)
+            elif ep not in self.epochs and len(self.epochs) < 100:
+                self.epochs[ep] = idx
+        if isinstance(mname, str):
+            self.meta.append((idx, mname, pid, tid))
+
+    def flush(self) -> None:
+        """Hand the buffered rows to the writer thread and reset the buffers."""
+        dic = pa.array(self.strs, pa.string())
+
+        def dict_col(a: array) -> pa.Array:
+            ind = pa.Array.from_buffers(pa.int32(), len(a), [None, pa.py_buffer(a.tobytes())])
+            return pa.DictionaryArray.from_arrays(ind, dic)
+
+        if self.x_idx:
+            self.writer.put(_INSERT_X, pa.table({
+                "idx": _i64(self.x_idx), "cat": dict_col(self.x_cat),
+                "ts": _i64(self.x_ts), "dur": _i64(self.x_dur),
+                "pid": _i64(self.x_pid), "tid": _i64(self.x_tid),
+            }))
+        if self.o_idx:
+            bp = pa.Array.from_buffers(pa.int8(), len(self.o_bp),
+                                       [None, pa.py_buffer(self.o_bp.tobytes())])
+            self.writer.put(_INSERT_O, pa.table({
+                "idx": _i64(self.o_idx), "ph": dict_col(self.o_ph),
+                "cat": dict_col(self.o_cat), "name": pa.array(self.o_name, pa.string()),
+                "ts": _i64(self.o_ts), "dur": _i64(self.o_dur),
+                "pid": _i64(self.o_pid), "tid": _i64(self.o_tid),
+                "fid": _i64(self.o_fid), "aid": pa.array(self.o_aid, pa.string()),
+                "bp": bp,
+            }))
+        for a in (self.x_idx, self.x_cat, self.x_ts, self.x_dur, self.x_pid, self.x_tid,
+                  self.o_idx, self.o_ph, self.o_cat, self.o_ts, self.o_dur, self.o_pid,
+                  self.o_tid, self.o_fid, self.o_bp, self.o_name, self.o_aid):
+            del a[:]
+        self.codes.clear()
+        self.codes[None] = 0
+        del self.strs[1:]
+
+    def finish(self) -> None:
+        """Flush, wait for the writer, load M events, compare epochs."""
+        self.flush()
+        self.writer.close()
+        if self.meta:
+            tbl = pa.Table.from_arrays(
+                [pa.array(c) for c in zip(*self.meta)], names=["idx", "mname", "pid", "tid"]
+            )
+            self.con.register("_meta", tbl)
+            self.con.execute(
+                "INSERT INTO meta SELECT idx, mname, pid::BIGINT, tid::BIGINT FROM _meta"
+            )
+            self.con.unregister("_meta")
+        if len(self.epochs) > 1:
+            vals = sorted(self.epochs)
+            self.col.add("metadata", f"process_name events disagree on args.epoch_ns: "
+                         f"{', '.join(map(str, vals[:5]))}{' ...' if len(vals) > 5 else ''}",
+                         idx=self.epochs[vals[1]])
+
+
+# --------------------------------------------------------------------------
+# stage 3: structural checks
+
+
+def _one(con: duckdb.DuckDBPyConnection, sql: str, params=None) -> tuple | None:
+    """First row of ``sql`` (the result is fully consumed, as DuckDB wants)."""
+    rows = con.execute(sql, params).fetchall() if params else con.execute(sql).fetchall()
+    return rows[0] if rows else None
+
+
+def _batches(con: duckdb.DuckDBPyConnection, sql: str) -> Iterable[tuple]:
+    """Rows of ``sql``, streamed through a cursor of their own (so the caller
+    may write to the database while iterating)."""
+    cur = con.cursor()
+    try:
+        res = cur.execute(sql)
+        while rows := res.fetchmany(65536):
+            yield from rows
+    finally:
+        cur.close()
+
+
+def _report(col: _Collector, rule: str, idx: int | None, message) -> None:
+    """Count a violation; build its message (a callable) only if it is kept."""
+    if col.want(rule):
+        col.add(rule, message(), idx=idx)
+    else:
+        col.bump(rule)
+
+
+def _check_tracks(con, col: _Collector) -> None:
+    q_proc = """
+        WITH p AS (SELECT pid, min(idx) AS idx FROM ev WHERE pid IS NOT NULL GROUP BY pid),
+        m AS (SELECT pid, bool_or(mname = 'process_name') AS has_name,
+                     bool_or(mname = 'process_sort_index') AS has_sort
+              FROM meta WHERE pid IS NOT NULL GROUP BY pid)
+        SELECT p.pid, p.idx, coalesce(m.has_name, false), coalesce(m.has_sort, false)
+        FROM p LEFT JOIN m USING (pid)
+        WHERE NOT coalesce(m.has_name, false) OR NOT coalesce(m.has_sort, false)
+        ORDER BY p.idx
+    """
+    for pid, idx, has_name, has_sort in con.execute(q_proc).fetchall():
+        missing = [n for n, ok in (("process_name", has_name), ("process_sort_index", has_sort))
+                   if not ok]
+        col.add("track_named", f"pid {pid} has events but no {' / '.join(missing)}", idx=idx)
+    q_thread = """
+        WITH t AS (SELECT pid, tid, min(idx) AS idx FROM ev
+                   WHERE pid IS NOT NULL AND tid IS NOT NULL
+                     AND ph IN ('X', 'B', 'E', 'i', 'I', 's', 'f')
+                   GROUP BY pid, tid),
+        m AS (SELECT pid, tid, bool_or(mname = 'thread_name') AS has_name,
+                     bool_or(mname = 'thread_sort_index') AS has_sort
+              FROM meta WHERE pid IS NOT NULL AND tid IS NOT NULL GROUP BY pid, tid)
+        SELECT t.pid, t.tid, t.idx, coalesce(m.has_name, false), coalesce(m.has_sort, false)
+        FROM t LEFT JOIN m USING (pid, tid)
+        WHERE NOT coalesce(m.has_name, false) OR NOT coalesce(m.has_sort, false)
+        ORDER BY t.idx
+    """
+    for pid, tid, idx, has_name, has_sort in con.execute(q_thread).fetchall():
+        missing = [n for n, ok in (("thread_name", has_name), ("thread_sort_index", has_sort))
+                   if not ok]
+        col.add("track_named", f"track pid {pid} tid {tid} has slices but no "
+                f"{' / '.join(missing)}", idx=idx)
+
+
+# B/E matching, fast path in SQL. Per (pid, tid), in Perfetto order (ts, E
+# before other events at equal ts, file order), depth d = running count of
+# open B. A track is clean iff d never drops below 0, ends at 0, and each E
+# closes the B it pairs with by level (the last B whose depth-after equals
+# the E's depth-before, i.e. the stack top) with a matching name and cat.
+# Clean tracks' pairs go straight to ``be``; the others get the exact
+# Perfetto-style stack pass in Python (``_check_be``).
+_BE_SQL = """
+CREATE TABLE be_seq AS
+SELECT pid, tid, ph, name, cat, ts, idx,
+    sum(CASE WHEN ph = 'B' THEN 1 ELSE -1 END) OVER w AS d,
+    row_number() OVER w AS pos
+FROM oev
+WHERE ph IN ('B', 'E') AND pid IS NOT NULL AND tid IS NOT NULL AND ts IS NOT NULL
+WINDOW w AS (PARTITION BY pid, tid ORDER BY ts, ph <> 'E', idx
+             ROWS UNBOUNDED PRECEDING);
+
+CREATE TABLE be_pair AS
+WITH e AS (SELECT pid, tid, d + 1 AS lvl, pos, ts, idx, name, cat FROM be_seq WHERE ph = 'E'),
+b AS (SELECT pid, tid, d AS lvl, pos, ts, idx, name, cat FROM be_seq WHERE ph = 'B')
+SELECT e.pid, e.tid, b.ts AS s, e.ts AS e, b.idx, e.idx AS e_idx, b.cat,
+    b.idx IS NOT NULL
+    AND (e.name IS NULL OR e.name IS NOT DISTINCT FROM b.name)
+    AND (e.cat IS NULL OR e.cat IS NOT DISTINCT FROM b.cat) AS ok
+FROM e ASOF LEFT JOIN b
+    ON b.pid = e.pid AND b.tid = e.tid AND b.lvl = e.lvl AND e.pos > b.pos;
+
+CREATE TABLE be_dirty AS
+SELECT pid, tid FROM be_seq GROUP BY pid, tid
+HAVING min(d) < 0 OR sum(CASE WHEN ph = 'B' THEN 1 ELSE -1 END) <> 0
+UNION
+SELECT DISTINCT pid, tid FROM be_pair WHERE NOT ok;
+
+INSERT INTO be
+SELECT pid, tid, s, e, idx, e_idx, cat FROM be_pair
+WHERE (pid, tid) NOT IN (SELECT (pid, tid) FROM be_dirty);
+"""
+
+
+def _check_be(con, col: _Collector) -> None:
+    """B/E matching. Tracks the SQL fast path (``_BE_SQL``) found clean are
+    done; on the others, a Python stack pass in Perfetto order reports each
+    problem and adds the pairs Perfetto would make to table ``be``."""
+    con.execute(_BE_SQL)
+    if not _one(con, "SELECT count(*) FROM be_dirty")[0]:
+        return
+    sql = """
+        SELECT pid, tid, ph, name, cat, ts, idx FROM oev
+        WHERE ph IN ('B', 'E') AND ts IS NOT NULL
+          AND (pid, tid) IN (SELECT (pid, tid) FROM be_dirty)
+        ORDER BY pid, tid, ts, ph <> 'E', idx
+    """
+    pairs: list[tuple] = []
+
+    def flush_pairs() -> None:
+        if pairs:
+            tbl = pa.Table.from_arrays(
+                [pa.array(c, pa.int64()) for c in list(zip(*pairs))[:6]]
+                + [pa.array([p[6] for p in pairs], pa.string())],
+                names=["pid", "tid", "s", "e", "idx", "e_idx", "cat"],
+            )
+            con.register("_pairs", tbl)
+            con.execute("INSERT INTO be SELECT * FROM _pairs")
+            con.unregister("_pairs")
+            pairs.clear()
+
+    def close_track(stack: list, pid: int, tid: int) -> None:
+        for name, cat, ts, idx in stack:
+            _report(col, "be_balance", idx, lambda: (
+                f"B {name!r} (cat {cat!r}) at {_fmt_us(ts)} on pid {pid} tid {tid} "
+                "is never closed"))
+
+    cur = None
+    stack: list[tuple] = []
+    for pid, tid, ph, name, cat, ts, idx in _batches(con, sql):
+        if (pid, tid) != cur:
+            if cur is not None:
+                close_track(stack, *cur)
+            cur, stack = (pid, tid), []
+        if ph == "B":
+            stack.append((name, cat, ts, idx))
+            continue
+        j = len(stack) - 1
+        stop = max(-1, j - MAX_SEARCH)
+        while j > stop and not (
+            (name is None or stack[j][0] == name) and (cat is None or stack[j][1] == cat)
+        ):
+            j -= 1
+        if j <= stop:
+            _report(col, "be_balance", idx, lambda: (
+                f"E {name!r} (cat {cat!r}) at {_fmt_us(ts)} on pid {pid} tid {tid} matches "
+                "no open B (" + (f"innermost open B is {stack[-1][0]!r} (cat {stack[-1][1]!r})"
+                                 if stack else "no B is open") + "); Perfetto ignores it"))
+            continue
+        if j < len(stack) - 1:
+            _report(col, "be_balance", idx, lambda: (
+                f"E {name!r} at {_fmt_us(ts)} on pid {pid} tid {tid} closes an outer B while "
+                f"B {stack[-1][0]!r} (from {_fmt_us(stack[-1][2])}) is still open"))
+        bname, bcat, bts, bidx = stack[j]
+        del stack[j:]
+        pairs.append((pid, tid, bts, ts, bidx, idx, bcat))
+        if len(pairs) >= BATCH_ROWS:
+            flush_pairs()
+    if cur is not None:
+        close_track(stack, *cur)
+    flush_pairs()
+
+
+def _check_async(con, col: _Collector) -> None:
+    """b/e matching per (pid, cat, id)."""
+    sql = """
+        SELECT pid, cat, aid, ph, name, ts, idx FROM oev
+        WHERE ph IN ('b', 'e') AND pid IS NOT NULL AND aid IS NOT NULL AND ts IS NOT NULL
+        ORDER BY pid, cat, aid, ts, idx
+    """
+    cur = None
+    stack: list[tuple] = []
+
+    def close_key(stack: list) -> None:
+        for name, ts, idx in stack:
+            _report(col, "b_e_async", idx,
+                    lambda: f"async b {name!r} at {_fmt_us(ts)} is never closed by an e")
+
+    for pid, cat, aid, ph, name, ts, idx in _batches(con, sql):
+        key = (pid, cat, aid)
+        if key != cur:
+            close_key(stack)
+            cur, stack = key, []
+        if ph == "b":
+            stack.append((name, ts, idx))
+            continue
+        j = len(stack) - 1
+        stop = max(-1, j - MAX_SEARCH)
+        while j > stop and not (name is None or stack[j][0] == name):
+            j -= 1
+        if j <= stop:
+            _report(col, "b_e_async", idx, lambda: (
+                f"async e {name!r} (cat {cat!r}, id {aid.split(':', 2)[2]}) at {_fmt_us(ts)} "
+                f"on pid {pid} matches no earlier open b"))
+            continue
+        del stack[j]
+    close_key(stack)
+
+
+# Overlap check and flow binding share one "bracket sequence" per track
+# (pid, tid), built in SQL with one window:
+#
+#   * every slice (X, or a matched B/E pair) of positive length is an open
+#     row at s and a close row at e; a zero-length slice is an open and a
+#     close at s (it can never overlap anything);
+#   * every flow event (s/f) is a point row at its ts;
+#   * rows are ordered by (t, cls, o1, o2): at equal t, closes (inner
+#     first), opens (outer first), zero-length opens, points, zero-length
+#     closes. So a slice ending at t does not contain a point at t, a slice
+#     starting at t does; a zero-length slice contains only a point at its t.
+#
+# depth = running sum of +1 (open) / -1 (close). An open sits on level
+# depth-after, a close on depth-before, a point on the current depth.
+# Laminar (no partial overlap) <=> every slice's open and close are on the
+# same level: if the first close that does not close the stack top closes X
+# while Y (opened later) is on top, X's open level < Y's level = that
+# close's level. A point's innermost enclosing slice is the stack top: the
+# last open on the point's level before it (an ASOF join).
+#
+# Example (A [0,10), B [2,5), D [3,4), C [4,8)):
+#   t:     0   2   3   4   4   5   8   10
+#   row:   oA  oB  oD  cD  oC  cB  cC  cA
+#   level: 1   2   3   3   3   3   2   1     -> B (2 vs 3) and C (3 vs 2) overlap
+_SEQ_SQL = """
+CREATE TABLE sl AS
+SELECT pid, tid, ts AS s, ts + dur AS e, idx, true AS is_x, cat FROM xev
+WHERE pid IS NOT NULL AND tid IS NOT NULL AND ts IS NOT NULL AND dur IS NOT NULL
+UNION ALL
+SELECT pid, tid, s, e, idx, false AS is_x, cat FROM be;
+
+CREATE TABLE seq AS
+WITH bracket AS (
+    SELECT pid, tid, idx, s AS t, CASE WHEN e > s THEN 1 ELSE 2 END AS cls,
+           -e AS o1, idx AS o2, 1 AS delta
+    FROM sl
+    UNION ALL
+    SELECT pid, tid, idx, CASE WHEN e > s THEN e ELSE s END,
+           CASE WHEN e > s THEN 0 ELSE 4 END, -s, -idx, -1
+    FROM sl
+    UNION ALL
+    SELECT pid, tid, idx, ts, 3, 0, idx, 0 FROM oev
+    WHERE ph IN ('s', 'f') AND pid IS NOT NULL AND tid IS NOT NULL AND ts IS NOT NULL
+)
+SELECT pid, tid, idx, t, cls,
+    sum(delta) OVER (PARTITION BY pid, tid ORDER BY t, cls, o1, o2
+                     ROWS UNBOUNDED PRECEDING)
+    + CASE WHEN delta < 0 THEN 1 ELSE 0 END AS lvl
+FROM bracket;
+
+-- innermost enclosing slice (idx) of each flow event, NULL when none: the
+-- last open on the point's level before it. (t, cls) is unique among the
+-- opens of one level, so t * 8 + cls orders them.
+CREATE TABLE bind AS
+WITH pt AS (
+    SELECT pid, tid, idx, t * 8 + 3 AS key, lvl AS depth FROM seq WHERE cls = 3
+),
+opens AS (
+    SELECT pid, tid, lvl, t * 8 + cls AS key, idx FROM seq WHERE cls IN (1, 2)
+)
+SELECT pt.idx, CASE WHEN pt.depth > 0 THEN opens.idx END AS encl
+FROM pt ASOF LEFT JOIN opens
+    ON opens.pid = pt.pid AND opens.tid = pt.tid AND opens.lvl = pt.depth
+    AND pt.key >= opens.key;
+"""
+
+
+def _check_overlap(con, col: _Collector) -> None:
+    """Slices whose open and close are on different levels (see above)."""
+    bad = _one(con, """
+        SELECT count(*) FROM (
+            SELECT idx FROM seq WHERE cls <> 3 GROUP BY idx HAVING min(lvl) <> max(lvl))
+    """)[0]
+    if not bad:
+        return
+    examples = con.execute(f"""
+        WITH bad AS (SELECT idx FROM seq WHERE cls <> 3 GROUP BY idx
+                     HAVING min(lvl) <> max(lvl) ORDER BY idx
+                     LIMIT {2 * max(1, col.max_examples)})
+        SELECT sl.pid, sl.tid, sl.s, sl.e, sl.idx, sl.is_x FROM sl JOIN bad USING (idx)
+        ORDER BY sl.idx
+    """).fetchall()
+    seen: set[tuple[int, int]] = set()  # A-overlaps-B and B-overlaps-A: report once
+    first = True
+    for pid, tid, s, e, idx, is_x in examples:
+        other = _one(con, """
+            SELECT s, e, is_x, idx FROM sl
+            WHERE pid = $1 AND tid = $2 AND e > s AND idx <> $5
+              AND ((s < $3 AND $3 < e AND e < $4) OR ($3 < s AND s < $4 AND $4 < e))
+            ORDER BY idx LIMIT 1
+        """, [pid, tid, s, e, idx])
+        me = f"{'X' if is_x else 'B/E'} [{_fmt_us(s)}, {_fmt_us(e)})"
+        if other:
+            pair = (min(idx, other[3]), max(idx, other[3]))
+            if pair in seen:
+                continue
+            seen.add(pair)
+            it = f"{'X' if other[2] else 'B/E'} [{_fmt_us(other[0])}, {_fmt_us(other[1])})"
+            msg = f"on pid {pid} tid {tid}, {me} partially overlaps {it}"
+        else:
+            msg = f"on pid {pid} tid {tid}, {me} is not properly nested"
+        if not col.want("overlap") and not first:
+            break
+        col.add("overlap", msg, idx=idx, n=bad if first else 0)
+        first = False
+    if first:
+        col.bump("overlap", bad)
+
+
+def _check_flows(con, col: _Collector) -> None:
+    con.execute("""
+        CREATE TABLE fl AS
+        SELECT ev.idx, ev.ph, ev.fid, ev.cat, ev.name, ev.ts, ev.pid, ev.tid,
+               CASE WHEN sl.idx IS NULL THEN NULL WHEN sl.is_x THEN 'X' ELSE 'B/E' END
+                   AS skind,
+               sl.cat AS scat, sl.s AS ss, sl.e AS se, sl.idx AS sidx
+        FROM oev AS ev
+        LEFT JOIN bind ON bind.idx = ev.idx
+        LEFT JOIN sl ON sl.idx = bind.encl
+        WHERE ev.ph IN ('s', 'f')
+    """)
+    # enclosing slice of each s / f
+    sql = """
+        SELECT idx, ph, cat, ts, pid, tid, skind, scat, ss, se FROM fl
+        WHERE pid IS NOT NULL AND tid IS NOT NULL AND ts IS NOT NULL AND (
+            skind IS NULL OR skind <> 'X'
+            OR NOT (ss <= ts AND (ts < se OR ts = ss))
+            OR (se - ss > 1 AND ts = ss))
+        ORDER BY idx
+    """
+    for idx, ph, cat, ts, pid, tid, skind, scat, ss, se in _batches(con, sql):
+        if not col.want("flow"):
+            col.bump("flow")
+            continue
+        where = f"{ph} (cat {cat!r}) at {_fmt_us(ts)} on pid {pid} tid {tid}"
+        if skind is None:
+            msg = f"{where} is not inside any slice of its track"
+        elif skind != "X":
+            msg = (f"{where}: innermost enclosing slice is a B/E slice "
+                   f"[{_fmt_us(ss)}, {_fmt_us(se)}), not an X")
+        elif ts == ss:
+            msg = (f"{where} sits exactly at the start of its X [{_fmt_us(ss)}, {_fmt_us(se)}) "
+                   "(contract: after the start when the slice is longer than 1 ns)")
+        else:
+            msg = f"{where} is outside its X [{_fmt_us(ss)}, {_fmt_us(se)})"
+        col.add("flow", msg, idx=idx)
+
+    # pairing by id
+    sql = """
+        WITH g AS (
+            SELECT fid,
+                count(*) FILTER (WHERE ph = 's') AS ns,
+                count(*) FILTER (WHERE ph = 'f') AS nf,
+                min(idx) FILTER (WHERE ph = 's') AS s_idx,
+                max(idx) FILTER (WHERE ph = 's') AS s_idx2,
+                min(idx) FILTER (WHERE ph = 'f') AS f_idx,
+                max(idx) FILTER (WHERE ph = 'f') AS f_idx2,
+                any_value(ts) FILTER (WHERE ph = 's') AS s_ts,
+                any_value(ts) FILTER (WHERE ph = 'f') AS f_ts,
+                any_value(cat) FILTER (WHERE ph = 's') AS s_cat,
+                any_value(cat) FILTER (WHERE ph = 'f') AS f_cat,
+                any_value(name) FILTER (WHERE ph = 's') AS s_name,
+                any_value(name) FILTER (WHERE ph = 'f') AS f_name
+            FROM fl WHERE fid IS NOT NULL GROUP BY fid
+        )
+        SELECT fid, ns, nf, s_idx, s_idx2, f_idx, f_idx2, s_ts, f_ts,
+               s_cat, f_cat, s_name, f_name
+        FROM g
+        WHERE ns <> 1 OR nf <> 1 OR s_cat IS DISTINCT FROM f_cat
+           OR s_name IS DISTINCT FROM f_name OR s_ts > f_ts
+        ORDER BY coalesce(s_idx, f_idx)
+    """
+    for (fid, ns, nf, s_idx, s_idx2, f_idx, f_idx2, s_ts, f_ts,
+         s_cat, f_cat, s_name, f_name) in _batches(con, sql):
+        if not col.want("flow"):  # count as below, without messages
+            col.bump("flow", (ns != 1) + (nf > 1 or (nf == 0 and ns >= 1)) + (
+                ns == 1 and nf == 1 and (s_cat != f_cat or s_name != f_name))
+                + (ns == 1 and nf == 1 and s_ts is not None and f_ts is not None
+                   and s_ts > f_ts))
+            continue
+        if ns > 1:
+            col.add("flow", f"flow id {fid} is used by {ns} s events (ids must be unique)",
+                    idx=s_idx2)
+        elif ns == 0:
+            col.add("flow", f"f with id {fid} has no s", idx=f_idx)
+        if nf > 1:
+            col.add("flow", f"flow id {fid} has {nf} f events", idx=f_idx2)
+        elif nf == 0 and ns >= 1:
+            col.add("flow", f"s with id {fid} has no f", idx=s_idx)
+        if ns == 1 and nf == 1:
+            if s_cat != f_cat or s_name != f_name:
+                col.add("flow", f"flow id {fid}: s is ({s_cat!r}, {s_name!r}) but f is "
+                        f"({f_cat!r}, {f_name!r}); cat and name must match", idx=f_idx)
+            if s_ts is not None and f_ts is not None and s_ts > f_ts:
+                col.add("flow", f"flow id {fid}: s at {_fmt_us(s_ts)} is after f at "
+                        f"{_fmt_us(f_ts)}", idx=s_idx)
+
+
+def _check_flow_kind(con, col: _Collector) -> None:
+    targets = ", ".join(f"('{fc}', '{xc}')" for fc, xcs in FLOW_TARGET.items() for xc in xcs)
+    con.execute(f"CREATE TABLE flow_target AS FROM (VALUES {targets}) AS t(fcat, xcat)")
+    sql = """
+        SELECT fl.idx, fl.ph, fl.cat, fl.scat, fl.ts, fl.pid, fl.tid FROM fl
+        WHERE fl.cat IN (SELECT fcat FROM flow_target) AND fl.skind = 'X' AND (
+            (fl.ph = 's' AND fl.scat IS DISTINCT FROM 'cuda_api')
+            OR (fl.ph = 'f' AND NOT EXISTS (
+                SELECT 1 FROM flow_target t WHERE t.fcat = fl.cat AND t.xcat = fl.scat)))
+        ORDER BY fl.idx
+    """
+    for idx, ph, cat, scat, ts, pid, tid in _batches(con, sql):
+        if not col.want("flow_kind"):
+            col.bump("flow_kind")
+            continue
+        want = "cuda_api" if ph == "s" else " or ".join(FLOW_TARGET[cat])
+        col.add("flow_kind", f"{cat} flow {ph} at {_fmt_us(ts)} on pid {pid} tid {tid} lies in "
+                f"an X of cat {scat!r}, expected {want}", idx=idx)
+    sql = """
+        SELECT pid, tid, sidx, cat, count(*) AS n, max(idx) AS idx, any_value(scat)
+        FROM fl
+        WHERE ph = 'f' AND skind = 'X' AND cat IN (SELECT fcat FROM flow_target)
+        GROUP BY pid, tid, sidx, cat HAVING count(*) > 1
+        ORDER BY idx
+    """
+    for pid, tid, sidx, cat, n, idx, scat in _batches(con, sql):
+        if not col.want("flow_kind"):
+            col.bump("flow_kind")
+            continue
+        col.add("flow_kind", f"one {scat!r} X on pid {pid} tid {tid} receives {n} {cat!r} "
+                "flows (at most one)", idx=idx)
+    n_launch, n_core = _one(
+        con,
+        "SELECT count(*) FILTER (WHERE cat = 'launch'), count(*) FILTER (WHERE cat = 'launch_core')"
+        " FROM fl WHERE ph = 's'",
+    )
+    if n_launch != n_core:
+        col.add("flow_kind", f"{n_launch} launch flows but {n_core} launch_core flows "
+                "(must be equal)")
+
+
+def _counts(con, loader: _Loader) -> dict[str, int]:
+    """``ph:*`` / ``cat:*`` event counts and a few totals."""
+    counts: dict[str, int] = {}
+    rows = con.execute("""
+        SELECT 'ph:' || ph, count(*) FROM ev GROUP BY ph
+        UNION ALL
+        SELECT 'cat:' || cat, count(*) FROM ev WHERE cat IS NOT NULL GROUP BY cat
+        UNION ALL
+        SELECT 'flows', count(*) FROM (
+            SELECT fid FROM fl WHERE fid IS NOT NULL GROUP BY fid
+            HAVING count(*) FILTER (WHERE ph = 's') = 1
+               AND count(*) FILTER (WHERE ph = 'f') = 1)
+        UNION ALL
+        SELECT 'slices', count(*) FROM sl
+        UNION ALL
+        SELECT 'processes', count(DISTINCT pid) FROM ev
+        UNION ALL
+        SELECT 'threads', count(DISTINCT (pid, tid)) FROM ev
+        WHERE pid IS NOT NULL AND tid IS NOT NULL
+    """).fetchall()
+    if loader.m_count:
+        rows.append(("ph:M", loader.m_count))
+    head = sorted((k, n) for k, n in rows if k and k.startswith(("ph:", "cat:")))
+    counts.update(head)
+    counts.update((k, n) for k, n in rows if k and not k.startswith(("ph:", "cat:")))
+    return counts
+
+
+def _resolve_texts(path: str, col: _Collector) -> None:
+    """Second pass: fill in the event text of examples that only have an index."""
+    want = {idx for _, _, text, idx in col.examples if text is None and idx is not None}
+    if not want:
+        return
+    found: dict[int, str] = {}
+    last = max(want)
+    q: queue.Queue = queue.Queue(maxsize=8)
+    prod = _Producer(path, None, q)
+    prod.start()
+    reader = _QueueReader(q)
+    try:
+        for i, ev in enumerate(_ijson.items(reader, "item", use_float=False, buf_size=FEED)):
+            if i in want:
+                found[i] = _text(ev)
+            if i >= last:
+                break
+    except Exception:
+        pass
+    finally:
+        prod.stop.set()
+        reader.drain()
+        prod.join()
+    col.examples = [
+        (r, m, t if t is not None or i is None else found.get(i), i)
+        for r, m, t, i in col.examples
+    ]
+
+
+# --------------------------------------------------------------------------
+# public API
+
+
+def validate_trace(path, *, max_examples: int = 5, memory_limit: str = "1GB",
+                   temp_dir=None) -> ValidationReport:
+    """Validate an nsys-duck Chrome-Trace JSON file (normally ``.perfetto.json.gz``).
+
+    Streams the file (bounded memory even for multi-GB traces), checks every
+    rule and returns a :class:`ValidationReport`. Times in the input are µs
+    (JSON numbers with at most 3 decimals, read as exact decimals); all
+    checks use exact integer ns and half-open intervals ``[ts, ts+dur)``.
+
+    Rules (details in the module docstring): ``gzip`` one valid member;
+    ``json`` one non-empty array of objects, ``[{"`` start, nothing after
+    ``]``; ``number`` plain ts/dur, <= 3 decimals, 0 <= ts < 2^42 µs,
+    dur >= 0; ``string`` no surrogate or NUL escapes, no raw control bytes,
+    valid UTF-8; ``ph`` known phases; ``pid_tid`` integers in 1..2^31-1;
+    ``track_named`` process/thread names and sort indexes; ``be_balance``
+    B/E stacks (E sorts first at equal ts); ``overlap`` slices per thread
+    nest or are disjoint; ``b_e_async`` b/e pairing; ``flow`` v1 s/f pairs
+    inside X slices; ``flow_kind`` which flow ends in which slice cat;
+    ``metadata`` one integer ``epoch_ns``; ``internal`` validator failure.
+
+    ``max_examples`` caps the examples kept per rule (totals are always
+    exact). ``memory_limit`` and ``temp_dir`` configure DuckDB, which spills
+    to a private directory created under ``temp_dir`` (default: the system
+    temp dir) and removed afterwards.
+
+    Never raises for a bad trace; raises ``FileNotFoundError`` if ``path``
+    does not exist.
+    """
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(path)
+    col = _Collector(max_examples)
+    report = ValidationReport(path=path)
+    if temp_dir is not None:
+        os.makedirs(temp_dir, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="nsys-duck-validate-", dir=temp_dir)
+    con = duckdb.connect(":memory:")
+    try:
+        _validate(path, con, col, report, memory_limit, work)
+    except Exception as exc:  # a validator bug must not look like a clean trace
+        col.add("internal", f"validator could not finish: {type(exc).__name__}: {exc}")
+    finally:
+        con.close()
+        shutil.rmtree(work, ignore_errors=True)
+    try:
+        _resolve_texts(path, col)
+    except Exception:  # examples keep event=None
+        pass
+    order = {r: i for i, r in enumerate(RULES)}
+    ex = sorted(col.examples, key=lambda e: order.get(e[0], len(order)))
+    report.violations = [Violation(r, m, t) for r, m, t, _ in ex]
+    report.violation_counts = {
+        r: col.counts[r] for r in sorted(col.counts, key=lambda r: order.get(r, len(order)))
+        if col.counts[r]
+    }
+    return report
+
+
+def _validate(path: str, con, col: _Collector, report: ValidationReport,
+              memory_limit: str, work: str) -> None:
+    con.execute(f"SET memory_limit = '{memory_limit.replace(chr(39), '')}'")
+    con.execute(f"SET temp_directory = '{work.replace(chr(39), chr(39) * 2)}'")
+    con.execute("SET preserve_insertion_order = false")
+    con.execute(_EV_DDL)
+
+    # stage 1 + 2: stream, byte checks (thread), parse + per-event checks
+    q: queue.Queue = queue.Queue(maxsize=16)
+    prod = _Producer(path, col, q)
+    loader = _Loader(con, col)
+    prod.start()
+    reader = _QueueReader(q)
+    parse_error = None
+    aborted = False
+    try:
+        loader.run(_ijson.items(reader, "item", use_float=False, buf_size=FEED))
+    except (ijson.JSONError, UnicodeDecodeError, decimal.InvalidOperation) as exc:
+        parse_error = exc
+    except BaseException:  # Ctrl-C or a bug: stop reading, do not finish
+        aborted = True
+        prod.stop.set()
+        raise
+    finally:
+        reader.drain()  # the rest of the file still gets its byte checks
+        prod.join()
+        try:
+            if not aborted:
+                loader.finish()
+        finally:
+            loader.writer.close_quietly()
+    report.events = loader.events
+    if parse_error is not None:
+        arg = parse_error.args[0] if parse_error.args else ""
+        msg = (arg.decode("utf-8", "backslashreplace") if isinstance(arg, bytes)
+               else str(arg)).strip()
+        first = msg.splitlines()[0] if msg else type(parse_error).__name__
+        col.add("json", f"JSON parse error after {loader.events} events: {first}",
+                msg[:TEXT_LIMIT])
+        if "inside string" in msg:  # other control bytes were replaced (and reported)
+            col.add("string", "raw tab, newline or CR inside a string (must be escaped)",
+                    msg[:TEXT_LIMIT])
+    elif loader.events == 0 and prod.total:
+        col.add("json", "the top-level array is empty (or the top level is not an array)")
+
+    # stage 3: structure
+    _check_tracks(con, col)
+    _check_be(con, col)
+    _check_async(con, col)
+    con.execute(_SEQ_SQL)
+    _check_overlap(con, col)
+    _check_flows(con, col)
+    _check_flow_kind(con, col)
+
+    counts = _counts(con, loader)
+    report.counts = counts
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m nsys_duck.validate FILE [--max-examples N] [--json]``.
+
+    Prints counts and violations; returns 0 when clean, 1 on violations,
+    2 when the file is missing.
+    """
+    ap = argparse.ArgumentParser(
+        prog="python -m nsys_duck.validate",
+        description="Validate an nsys-duck .perfetto.json.gz trace (Perfetto JSON rules and "
+                    "the nsys-duck output contract).",
+    )
+    ap.add_argument("file")
+    ap.add_argument("--max-examples", type=int, default=5, metavar="N",
+                    help="examples kept per rule (default 5)")
+    ap.add_argument("--json", action="store_true", help="print the report as JSON")
+    ap.add_argument("--memory-limit", default="1GB", help="DuckDB memory limit (default 1GB)")
+    args = ap.parse_args(argv)
+    try:
+        rep = validate_trace(args.file, max_examples=args.max_examples,
+                             memory_limit=args.memory_limit)
+    except FileNotFoundError:
+        print(f"error: no such file: {args.file}", file=sys.stderr)
+        return 2
+    if args.json:
+        out = asdict(rep)
+        out["ok"] = rep.ok
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+    else:
+        print(f"{rep.path}: {rep.events} events")
+        for k, v in rep.counts.items():
+            print(f"  {k:<24} {v}")
+        if rep.ok:
+            print("OK: no violations")
+        else:
+            total = sum(rep.violation_counts.values())
+            print(f"FAILED: {total} violation(s)")
+            for rule, n in rep.violation_counts.items():
+                print(f"  {rule:<12} {n}")
+            for v in rep.violations:
+                print(f"[{v.rule}] {v.message}")
+                if v.event:
+                    print(f"    {v.event}")
+    return 0 if rep.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
