@@ -9,6 +9,10 @@ class InputError(NsysDuckError):
     """The input path is missing, unreadable or not a report/export."""
 
 
+class ExportDataError(InputError):
+    """A table of the Parquet export is damaged or lacks a column the SQL needs."""
+
+
 class NsysNotFoundError(NsysDuckError):
     """No nsys CLI could be found (message lists where we looked)."""
 
@@ -23,3 +27,11 @@ class SqlStageError(NsysDuckError):
 
 class NoEventsError(NsysDuckError):
     """No table of the export yields any trace event."""
+
+
+class WorkspaceError(NsysDuckError):
+    """The workspace folder cannot be created, locked or written (disk full...)."""
+
+
+class ValidationFailed(NsysDuckError):
+    """The written trace broke the contract validator; nothing was published."""

@@ -38,27 +38,50 @@ def classify_input(path: str | os.PathLike) -> Source:
             export, or a file that is not a ``.nsys-rep``/``.qdrep`` report.
     """
     p = Path(path).expanduser()
-    if not p.exists():
-        raise InputError(f"{path}: no such file or directory")
+    try:
+        exists = p.exists()
+    except OSError as exc:  # a symlink loop, a name too long, ...
+        raise InputError(f"cannot open it: {exc.strerror or exc}") from None
+    if not exists:
+        raise InputError("no such file or directory")
     p = p.resolve()
     if p.is_dir():
         if not is_export_dir(p):
-            raise InputError(f"{path}: this folder is not an Nsight Parquet export "
+            raise InputError("this folder is not an Nsight Parquet export "
                              "(no StringIds.parquet or META_DATA_EXPORT.parquet in it)")
         name = p.parent.name if p.name == "parquet" else p.name
-        return Source(p, "export", name)
+        return Source(p, "export", _check_name(name))
     suffix = next((s for s in REPORT_SUFFIXES if p.name.endswith(s)), None)
     if suffix is None:
-        raise InputError(f"{path}: not an Nsight Systems report (expected a .nsys-rep "
+        raise InputError("not an Nsight Systems report (expected a .nsys-rep "
                          "or .qdrep file, or a Parquet export folder)")
+    if not p.is_file():
+        raise InputError("not a regular file (a report must be a .nsys-rep or .qdrep "
+                         "file)")
     if not os.access(p, os.R_OK):
-        raise InputError(f"{path}: the report is not readable")
-    if p.stat().st_size == 0:
-        raise InputError(f"{path}: the report is empty (0 bytes)")
-    name = p.name[: -len(suffix)]
-    if not name:
-        raise InputError(f"{path}: the report name is empty")
+        raise InputError("the report is not readable (permission denied)")
+    size = p.stat().st_size
+    if size == 0:
+        raise InputError("the report is empty (0 bytes)")
+    if size < 1024:
+        try:
+            with open(p, "rb") as f:
+                head = f.read(64)
+        except OSError as exc:
+            raise InputError(f"cannot read the report: {exc.strerror or exc}") from None
+        if head.startswith(b"version https://git-lfs"):
+            raise InputError("this is a Git LFS pointer, not the report itself "
+                             "(run git lfs pull to fetch it)")
+    name = _check_name(p.name[: -len(suffix)])
     return Source(p, "report", name)
+
+
+def _check_name(name: str) -> str:
+    """NAME must be a plain folder name inside the workspace root."""
+    if name in ("", ".", "..") or "/" in name or "\0" in name:
+        raise InputError(f"cannot use {name!r} as a workspace name; rename the "
+                         "report (or the export folder)")
+    return name
 
 
 @dataclass(frozen=True)
