@@ -11,6 +11,7 @@ import glob
 import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 from dataclasses import dataclass
@@ -114,21 +115,57 @@ def export_parquet(nsys: Nsys, report: Path, dest: Path, *, log_path: Path,
             proc.kill()
             proc.wait()
             raise
-    if proc.returncode != 0 or not dest.is_dir():
+    if proc.returncode != 0:
         text = log_path.read_text(errors="replace")
-        raise ExportError(f"nsys {nsys.version} could not export {report.name}: "
-                          + explain_export_failure(text, proc.returncode))
+        raise ExportError(explain_export_failure(text, proc.returncode, nsys.version))
+    if not dest.is_dir() or not any(dest.glob("*.parquet")):
+        raise ExportError(f"nsys {nsys.version} reported success but wrote no Parquet "
+                          "export")
 
 
-def explain_export_failure(log_text: str, returncode: int | None) -> str:
-    """One sentence from nsys's log: the newer-version case, else its last error line."""
-    m = re.search(r"created in Nsight Systems version \(([^)]+)\), newer than your "
-                  r"current version \(([^)]+)\)", log_text)
+_NEWER = re.compile(r"created in Nsight Systems version \(([^)]+)\),\s*newer than your "
+                    r"current version \(([^)]+)\)")
+_KNOWN = (
+    ("Cannot read from stream", "not an Nsight Systems report, or a damaged one"),
+    ("Version tag is not found", "not an Nsight Systems report, or a damaged one"),
+    ("magic number mismatch", "the report is truncated or damaged"),
+    ("Invalid version prefix", "not an Nsight Systems report, or a damaged one"),
+)
+
+
+def _short_version(text: str) -> str:
+    m = _VERSION.search(text)
+    return m.group(0) if m else text
+
+
+def explain_export_failure(log_text: str, returncode: int | None,
+                           version: str = "") -> str:
+    """One sentence from nsys's output and exit status.
+
+    A report from a newer Nsight names the version that made it; nsys's
+    usual complaints about a file that is not a report (or a damaged one)
+    are said plainly; otherwise nsys's last error line is quoted.
+    """
+    who = f"nsys {version}".strip()
+    m = _NEWER.search(log_text)
     if m:
-        return (f"the report was created by Nsight Systems {m.group(1)}, newer than "
-                f"this nsys ({m.group(2)}); install Nsight Systems {m.group(1)} or newer")
+        made, ours = _short_version(m.group(1)), _short_version(m.group(2))
+        return (f"the report was created by Nsight Systems {made}, newer than this "
+                f"nsys ({ours}); install Nsight Systems {made} or newer, or pass "
+                "--nsys FILE")
     lines = [ln.strip() for ln in log_text.splitlines() if ln.strip()
              and not set(ln.strip()) <= set("[]=-*#%0123456789. ")]
     errors = [ln for ln in lines if "rror" in ln or "fail" in ln.lower()]
-    reason = (errors or lines or [f"exit status {returncode}"])[-1]
-    return reason[:300]
+    reason = (errors or lines or [""])[-1][:300]
+    for needle, meaning in _KNOWN:
+        if needle in log_text:
+            return f"{meaning} ({who}: {reason})"
+    if returncode is not None and returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"{who} was killed by {name} while exporting the report"
+    if not reason:
+        return f"{who} failed to export the report (exit status {returncode}, no message)"
+    return f"{who} failed to export the report (exit status {returncode}): {reason}"
