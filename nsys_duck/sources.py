@@ -7,12 +7,14 @@ for tables a lazy export left out (nsys-tables.md 0: no file = no rows).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .errors import InputError
+from .errors import ExportDataError
 
 
 def sql_string(value: str) -> str:
@@ -41,8 +43,148 @@ def is_export_dir(path: Path) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class ExpectedColumn:
+    """A column the SQL stages read, from ``sql/10_sources/nsys_tables.sql``."""
+
+    name: str
+    type: str        # DuckDB type of the stand-in, e.g. BIGINT
+    required: bool   # declared NOT NULL there: the export must have it
+
+
+Expected = dict[str, list[ExpectedColumn]]
+
+
+@dataclass
+class ExportNotes:
+    """What :func:`register_export` changed so the export could be read.
+
+    Reported in the summary: nothing is repaired or filled in silently.
+    """
+
+    filled_columns: list[tuple[str, str]] = field(default_factory=list)
+    repaired_strings: list[tuple[str, str, int]] = field(default_factory=list)
+
+
+def expected_columns(standin_sql: str) -> Expected:
+    """Run the stand-in DDL in a scratch database and read back its columns.
+
+    ``NOT NULL`` on a stand-in column marks it required (the export's table,
+    when present, must have it); every other column the export lacks reads
+    as NULL.
+    """
+    scratch = duckdb.connect(":memory:")
+    try:
+        scratch.execute("CREATE SCHEMA nsys")
+        for stmt in duckdb.extract_statements(standin_sql):
+            scratch.execute(stmt.query)
+        rows = scratch.execute(
+            "SELECT table_name, column_name, data_type, NOT is_nullable "
+            "FROM duckdb_columns() WHERE schema_name = 'nsys' "
+            "ORDER BY table_name, column_index").fetchall()
+    finally:
+        scratch.close()
+    out: Expected = {}
+    for table, column, dtype, required in rows:
+        out.setdefault(table, []).append(ExpectedColumn(column, dtype, bool(required)))
+    return out
+
+
+_INT_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
+              "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT")
+
+
+def _kind_of_arrow(t: pa.DataType) -> str:
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if pa.types.is_null(t):
+        return "null"
+    if pa.types.is_integer(t):
+        return "integer"
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return "string"
+    if pa.types.is_floating(t):
+        return "floating-point"
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return "binary"
+    return str(t)
+
+
+def _kind_of_duckdb(t: str) -> str:
+    if t in _INT_TYPES:
+        return "integer"
+    if t == "VARCHAR":
+        return "string"
+    if t in ("DOUBLE", "FLOAT"):
+        return "floating-point"
+    return t
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _first_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text[:300] or type(exc).__name__
+
+
+def _string_problems(path: Path, schema: pa.Schema) -> list[str]:
+    """Names of the string columns of ``path`` holding invalid UTF-8."""
+    cols = [f.name for f in schema if _kind_of_arrow(f.type) == "string"]
+    if not cols:
+        return []
+    table = pq.read_table(path, columns=cols)
+    bad = []
+    for name, column in zip(cols, table.columns):
+        for chunk in column.chunks:
+            try:
+                chunk.validate(full=True)
+            except pa.ArrowInvalid:
+                bad.append(name)
+                break
+    return bad
+
+
+def _repair_strings(path: Path, columns: list[str], dest: Path) -> list[tuple[str, int]]:
+    """Copy ``path`` to ``dest`` with invalid UTF-8 bytes replaced by U+FFFD.
+
+    Returns (column, number of values repaired).
+    """
+    table = pq.read_table(path)
+    counts = []
+    for name in columns:
+        i = table.schema.get_field_index(name)
+        column = table.column(i)
+        if pa.types.is_dictionary(column.type):
+            column = column.cast(column.type.value_type)
+        fixed, n = [], 0
+        for chunk in column.chunks:
+            raw = chunk.view(pa.large_binary() if pa.types.is_large_string(chunk.type)
+                             else pa.binary())
+            values = []
+            for v in raw.to_pylist():
+                if v is None:
+                    values.append(None)
+                    continue
+                try:
+                    values.append(v.decode("utf-8"))
+                except UnicodeDecodeError:
+                    values.append(v.decode("utf-8", "replace"))
+                    n += 1
+            fixed.append(pa.array(values, pa.string()))
+        table = table.set_column(i, pa.field(name, pa.string()),
+                                 pa.chunked_array(fixed, pa.string()))
+        counts.append((name, n))
+    pq.write_table(table, dest, compression="zstd")
+    return counts
+
+
 def register_export(con: duckdb.DuckDBPyConnection, export_dir: Path,
-                    *, relative_to: Path | None = None) -> dict[str, list[str]]:
+                    *, relative_to: Path | None = None,
+                    expected: Expected | None = None,
+                    scratch: Path | None = None,
+                    notes: ExportNotes | None = None) -> dict[str, list[str]]:
     """Create schema ``nsys`` with one view per Parquet table of the export.
 
     Args:
@@ -50,31 +192,92 @@ def register_export(con: duckdb.DuckDBPyConnection, export_dir: Path,
         export_dir: the Parquet folder.
         relative_to: when given, view definitions use paths relative to this
             folder (for a database file that moves with its workspace).
+        expected: the columns the SQL stages read (:func:`expected_columns`).
+            A table of the export that lacks a required one is refused; an
+            optional one it lacks is added to its view as a typed NULL.
+        scratch: a folder for repaired copies of tables whose strings are not
+            valid UTF-8 (bytes replaced by U+FFFD); without it such tables
+            are left as they are.
+        notes: collects what was filled in or repaired (for the summary).
 
     Returns:
         table name -> column names, as discovered from the Parquet schemas
         (the template parameters of the SQL stages).
 
     Raises:
-        InputError: a Parquet file cannot be read (truncated, corrupted).
+        ExportDataError: a Parquet file cannot be read (truncated, damaged,
+            not Parquet), a required column is missing or has the wrong kind
+            of type.
     """
+    expected = expected or {}
+    notes = notes if notes is not None else ExportNotes()
     con.execute("CREATE SCHEMA IF NOT EXISTS nsys")
     columns: dict[str, list[str]] = {}
     for table, path in parquet_tables(export_dir).items():
         try:
             schema = pq.read_schema(path)
         except Exception as exc:  # pyarrow raises several types for bad files
-            raise InputError(f"cannot read {path}: {exc}") from None
+            raise ExportDataError(f"the export's file {path.name} is damaged or not a "
+                                  f"Parquet file ({_first_line(exc)})") from None
         columns[table] = list(schema.names)
-        shown = path.resolve()
+        select = ["*"]
+        replace = []
+        for want in expected.get(table, []):
+            if want.name not in schema.names:
+                if want.required:
+                    raise ExportDataError(
+                        f"the export's table {table} has no column \"{want.name}\", "
+                        "which nsys-duck needs (re-export the report with "
+                        "`nsys export --type=parquetdir`)")
+                select.append(f"CAST(NULL AS {want.type}) AS {_quote(want.name)}")
+                notes.filled_columns.append((table, want.name))
+                continue
+            have = _kind_of_arrow(schema.field(want.name).type)
+            need = _kind_of_duckdb(want.type)
+            if have == "null":
+                replace.append(f"CAST({_quote(want.name)} AS {want.type}) AS "
+                               f"{_quote(want.name)}")
+            elif have != need:
+                raise ExportDataError(
+                    f"the export's table {table} has column \"{want.name}\" of type "
+                    f"{schema.field(want.name).type}, expected {need} ({want.type})")
+        source = path
+        if table in expected and scratch is not None:
+            try:
+                bad = _string_problems(path, schema)
+            except Exception as exc:
+                raise ExportDataError(f"the export's file {path.name} is damaged "
+                                      f"({_first_line(exc)})") from None
+            if bad:
+                source = Path(scratch) / f"repaired-{table}.parquet"
+                for column, n in _repair_strings(path, bad, source):
+                    notes.repaired_strings.append((table, column, n))
+        shown = source.resolve()
         if relative_to is not None:
             try:
-                shown = path.resolve().relative_to(Path(relative_to).resolve())
+                shown = source.resolve().relative_to(Path(relative_to).resolve())
             except ValueError:
                 pass
-        quoted_table = '"' + table.replace('"', '""') + '"'
+        star = "*" if not replace else "* REPLACE (" + ", ".join(replace) + ")"
+        select[0] = star
         con.execute(
-            f"CREATE OR REPLACE VIEW nsys.{quoted_table} AS "
-            f"SELECT * FROM read_parquet({sql_string(str(shown))})"
+            f"CREATE OR REPLACE VIEW nsys.{_quote(table)} AS "
+            f"SELECT {', '.join(select)} FROM read_parquet({sql_string(str(shown))})"
         )
     return columns
+
+
+def find_damaged(export_dir: Path) -> tuple[str, str] | None:
+    """(file name, reason) of the first export file pyarrow cannot fully read.
+
+    Used after DuckDB failed on the export, to tell a damaged file from a bug
+    (reads every file completely, so only on the failure path).
+    """
+    for table, path in parquet_tables(export_dir).items():
+        try:
+            pf = pq.ParquetFile(path)
+            for i in range(pf.num_row_groups):
+                pf.read_row_group(i)
+        except Exception as exc:
+            return path.name, _first_line(exc)
+    return None
