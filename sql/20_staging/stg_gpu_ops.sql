@@ -6,25 +6,30 @@
 -- Grain: one row per operation. Not unique on correlation_id: the kernels
 -- of one CUDA-graph launch share their launch's id.
 -- Invariants: times are integer ns as exported (UTC epoch with
--- --ts-normalize); rows with NULL times or end < start are NOT here: they
--- are counted in stg_skipped_rows. proc_key = globalPid >> 24 is the scope
+-- --ts-normalize); rows with NULL times, end < start, or a NULL or negative
+-- deviceId are NOT here: they are counted in stg_skipped_rows. A NULL
+-- globalPid reads as 0 (os_pid 0: the op is drawn, but never linked). proc_key = globalPid >> 24 is the scope
 -- of correlation_id (nsys-tables.md 4.1). Empty, not missing, when the
--- report has no such operations.
+-- report has no such operations. Never NULL where a track or slice name is
+-- built from it: a NULL context or stream id reads as 0, a kernel with
+-- neither name nor name id is '[unnamed kernel]'.
 
 CREATE OR REPLACE VIEW stg_kernels AS
 SELECT
     k.start AS start_ns,
     k."end" AS end_ns,
     k.deviceId AS device_id,
-    CAST(k.contextId AS BIGINT) AS context_id,
-    CAST(k.streamId AS BIGINT) AS stream_id,
+    coalesce(CAST(k.contextId AS BIGINT), 0) AS context_id,
+    coalesce(CAST(k.streamId AS BIGINT), 0) AS stream_id,
     k.correlationId AS correlation_id,
-    nsys_proc_key(k.globalPid) AS proc_key,
-    nsys_os_pid(k.globalPid) AS os_pid,
+    nsys_proc_key(coalesce(k.globalPid, 0)) AS proc_key,
+    nsys_os_pid(coalesce(k.globalPid, 0)) AS os_pid,
     clean_text(coalesce(short_str.value, demangled_str.value,
-        'kernel#' || CAST(k.shortName AS VARCHAR))) AS short_name,
+        'kernel#' || CAST(coalesce(k.shortName, k.demangledName) AS VARCHAR),
+        '[unnamed kernel]')) AS short_name,
     clean_text(coalesce(demangled_str.value, short_str.value,
-        'kernel#' || CAST(k.demangledName AS VARCHAR))) AS demangled_name,
+        'kernel#' || CAST(coalesce(k.demangledName, k.shortName) AS VARCHAR),
+        '[unnamed kernel]')) AS demangled_name,
     k.gridX AS grid_x, k.gridY AS grid_y, k.gridZ AS grid_z,
     k.blockX AS block_x, k.blockY AS block_y, k.blockZ AS block_z,
     k.registersPerThread AS registers_per_thread,
@@ -36,7 +41,7 @@ FROM nsys.CUPTI_ACTIVITY_KIND_KERNEL AS k
 LEFT JOIN nsys.StringIds AS short_str ON short_str.id = k.shortName
 LEFT JOIN nsys.StringIds AS demangled_str ON demangled_str.id = k.demangledName
 WHERE k.start IS NOT NULL AND k."end" IS NOT NULL AND k."end" >= k.start
-    AND k.deviceId IS NOT NULL;
+    AND k.deviceId >= 0;
 
 -- Copy kinds -> where the copy is projected (output-contract.md, Tracks):
 -- 'pcie' host<->device, 'd2d' device-side, 'none' (HtoH, unknown).
@@ -45,11 +50,11 @@ SELECT
     m.start AS start_ns,
     m."end" AS end_ns,
     m.deviceId AS device_id,
-    CAST(m.contextId AS BIGINT) AS context_id,
-    CAST(m.streamId AS BIGINT) AS stream_id,
+    coalesce(CAST(m.contextId AS BIGINT), 0) AS context_id,
+    coalesce(CAST(m.streamId AS BIGINT), 0) AS stream_id,
     m.correlationId AS correlation_id,
-    nsys_proc_key(m.globalPid) AS proc_key,
-    nsys_os_pid(m.globalPid) AS os_pid,
+    nsys_proc_key(coalesce(m.globalPid, 0)) AS proc_key,
+    nsys_os_pid(coalesce(m.globalPid, 0)) AS os_pid,
     CAST(m.copyKind AS BIGINT) AS copy_kind,
     coalesce(kind_enum.label, CASE CAST(m.copyKind AS BIGINT)
         WHEN 1 THEN 'Host-to-Device' WHEN 2 THEN 'Device-to-Host'
@@ -75,20 +80,20 @@ FROM nsys.CUPTI_ACTIVITY_KIND_MEMCPY AS m
 LEFT JOIN nsys.ENUM_CUDA_MEMCPY_OPER AS kind_enum
     ON kind_enum.id = CAST(m.copyKind AS BIGINT)
 WHERE m.start IS NOT NULL AND m."end" IS NOT NULL AND m."end" >= m.start
-    AND m.deviceId IS NOT NULL;
+    AND m.deviceId >= 0;
 
 CREATE OR REPLACE VIEW stg_memsets AS
 SELECT
     s.start AS start_ns,
     s."end" AS end_ns,
     s.deviceId AS device_id,
-    CAST(s.contextId AS BIGINT) AS context_id,
-    CAST(s.streamId AS BIGINT) AS stream_id,
+    coalesce(CAST(s.contextId AS BIGINT), 0) AS context_id,
+    coalesce(CAST(s.streamId AS BIGINT), 0) AS stream_id,
     s.correlationId AS correlation_id,
-    nsys_proc_key(s.globalPid) AS proc_key,
-    nsys_os_pid(s.globalPid) AS os_pid,
+    nsys_proc_key(coalesce(s.globalPid, 0)) AS proc_key,
+    nsys_os_pid(coalesce(s.globalPid, 0)) AS os_pid,
     s.value AS memset_value,
     CAST(s.bytes AS BIGINT) AS bytes
 FROM nsys.CUPTI_ACTIVITY_KIND_MEMSET AS s
 WHERE s.start IS NOT NULL AND s."end" IS NOT NULL AND s."end" >= s.start
-    AND s.deviceId IS NOT NULL;
+    AND s.deviceId >= 0;

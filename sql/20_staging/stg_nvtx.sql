@@ -8,8 +8,10 @@
 -- becomes the stable placeholder '[unnamed]', never NULL. Domain names come
 -- from the eventType 75 row with the same domainId IN THE SAME PROCESS
 -- (domain ids are per process, trap 11); domain 0 is 'default'.
--- Ranges with NULL start are dropped; a NULL end (unclosed range) becomes
--- the end of the capture (the largest NVTX timestamp), as NVIDIA's reports do.
+-- Events with a NULL start or a NULL globalTid (no thread) are dropped, and
+-- ranges whose end is before their start; stg_skipped_rows counts them all.
+-- A NULL end (unclosed range) becomes the end of the capture (the largest
+-- NVTX timestamp), as NVIDIA's reports do.
 
 CREATE OR REPLACE VIEW stg_nvtx_events AS
 WITH domains AS (
@@ -52,7 +54,7 @@ LEFT JOIN nsys.StringIds AS text_str ON text_str.id = e.textId
 LEFT JOIN domains
     ON domains.proc_key = nsys_proc_key(e.globalTid)
     AND domains.domain_id = CAST(e.domainId AS BIGINT)
-WHERE e.start IS NOT NULL;
+WHERE e.start IS NOT NULL AND e.globalTid IS NOT NULL;
 
 CREATE OR REPLACE VIEW stg_nvtx_push_pop_ranges AS
 SELECT *

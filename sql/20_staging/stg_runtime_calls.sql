@@ -7,7 +7,9 @@
 -- driver's real _v2; api_base also drops _ptsz/_ptds. is_sync marks the
 -- synchronization calls the trace keeps even without GPU work (device and
 -- stream sync, runtime and driver spellings; edit the list here).
--- correlation_id 0/NULL never links (nsys-tables.md 4.4).
+-- correlation_id 0/NULL never links (nsys-tables.md 4.4). Rows with NULL
+-- times, end < start or a NULL globalTid (no thread to draw them on) are
+-- NOT here: they are counted in stg_skipped_rows.
 
 CREATE OR REPLACE VIEW stg_runtime_calls AS
 WITH named AS (
@@ -21,12 +23,13 @@ WITH named AS (
         nsys_os_tid(r.globalTid) AS os_tid,
         nullif(r.correlationId, 0) AS correlation_id,
         clean_text(coalesce(name_str.value,
-            'cudaApi#' || CAST(r.nameId AS VARCHAR))) AS api_full_name
+            'cudaApi#' || CAST(r.nameId AS VARCHAR), '[unnamed API]'))
+            AS api_full_name
     FROM nsys.CUPTI_ACTIVITY_KIND_RUNTIME AS r
     LEFT JOIN nsys.StringIds AS name_str ON name_str.id = r.nameId
     WHERE r.eventClass IN (0, 1)
         AND r.start IS NOT NULL AND r."end" IS NOT NULL
-        AND r."end" >= r.start
+        AND r."end" >= r.start AND r.globalTid IS NOT NULL
 )
 SELECT
     *,
