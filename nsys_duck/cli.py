@@ -6,6 +6,8 @@ status; tracebacks are for bugs only.
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -49,6 +51,10 @@ def print_summary(res: Result, timings: bool) -> None:
     for metric, value in res.summary:
         out(f"  {metric:<{width}}  {value:>12,}" if isinstance(value, int)
             else f"  {metric:<{width}}  {value}")
+    if res.validated:
+        out(f"validated: no violations ({res.validate_seconds:.1f} s)")
+    else:
+        out("validation: skipped (--no-validate)")
     if timings:
         for t in res.timings:
             out(f"  time {t.relpath:<45} {t.seconds:8.3f} s")
@@ -63,7 +69,15 @@ def main() -> None:
     """Nsight Systems reports -> Perfetto traces and Parquet, via DuckDB SQL."""
 
 
-@main.command("convert")
+def _terminate(signum, frame):
+    """SIGTERM/SIGHUP: stop like Ctrl-C, so temporary files are removed."""
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):
+        handler(signum, frame)  # the conversion's Ctrl-C handler, when active
+    raise KeyboardInterrupt
+
+
+@main.command("convert", context_settings={"ignore_unknown_options": True})
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--nsys", "nsys_path", metavar="FILE",
               help="nsys executable to use (default: newest installed).")
@@ -75,13 +89,24 @@ def main() -> None:
 @click.option("--memory-limit", default="2GB", show_default=True,
               help="DuckDB memory limit; past it DuckDB spills to disk.")
 @click.option("--timings", is_flag=True, help="Print per-stage wall times.")
-def convert_cmd(paths, nsys_path, force, sql_dir, nvtx_scope, memory_limit, timings):
+@click.option("--no-validate", "no_validate", is_flag=True,
+              help="Publish the trace without running the contract validator on it.")
+def convert_cmd(paths, nsys_path, force, sql_dir, nvtx_scope, memory_limit, timings,
+                no_validate):
     """Convert reports (.nsys-rep/.qdrep) or Parquet export folders.
 
+    A path may start with '-' (e.g. -x.nsys-rep) when such a file exists.
     Example: nsys-duck convert model.nsys-rep
     """
+    for path in paths:
+        # unknown options reach us as paths (so '-x.nsys-rep' works); a word
+        # starting with '-' that is no file is a mistyped option
+        if path.startswith("-") and not os.path.lexists(path):
+            raise click.NoSuchOption(path.split("=", 1)[0])
     opts = Options(nsys=nsys_path, force=force, sql_dir=sql_dir, nvtx_scope=nvtx_scope,
-                   memory_limit=memory_limit)
+                   memory_limit=memory_limit, validate=not no_validate)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _terminate)
     failed = 0
     for i, path in enumerate(paths):
         if i:
@@ -101,15 +126,50 @@ def convert_cmd(paths, nsys_path, force, sql_dir, nvtx_scope, memory_limit, timi
             print_summary(res, timings)
         except NsysDuckError as exc:
             failed += 1
-            err.print(f"nsys-duck: {path}: {exc}", markup=False, highlight=False,
-                      soft_wrap=True)
+            _fail(path, str(exc))
         except KeyboardInterrupt:
-            err.print("nsys-duck: interrupted; no output files were published",
-                      markup=False)
+            _fail(None, "interrupted; no output files were published")
             sys.exit(130)
     if failed:
         sys.exit(1)
 
+
+def _fail(path: str | None, message: str) -> None:
+    """The one stderr line of a failure: ``nsys-duck: PATH: message``."""
+    line = " ".join(message.split())
+    prefix = f"nsys-duck: {_shown(path)}: " if path is not None else "nsys-duck: "
+    err.print(prefix + line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _shown(path: str) -> str:
+    """``path`` as typed, with control characters made visible (one line)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in path)
+
+
+@main.command("validate")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=True))
+@click.option("--max-examples", default=5, show_default=True, metavar="N", type=int,
+              help="Examples kept per rule (totals are always exact).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--memory-limit", default="1GB", show_default=True,
+              help="DuckDB memory limit of the validator.")
+def validate_cmd(file, max_examples, as_json, memory_limit):
+    """Check a .perfetto.json.gz against the output contract and Perfetto's rules.
+
+    Exit status 0 when clean, 1 on violations, 2 when the file is missing.
+    Example: nsys-duck validate model.perfetto.json.gz
+    """
+    from . import validate as validate_mod
+    if not file.exists():
+        _fail(str(file), "no such file or directory")
+        sys.exit(2)
+    if not file.is_file():
+        _fail(str(file), "not a file (give the .perfetto.json.gz)")
+        sys.exit(2)
+    argv = [str(file), "--max-examples", str(max_examples), "--memory-limit", memory_limit]
+    if as_json:
+        argv.append("--json")
+    sys.exit(validate_mod.main(argv))
 
 
 # --- SQL workbench ------------------------------------------------------------

@@ -2,24 +2,36 @@
 
 Orchestration only: export with nsys if needed, register the Parquet tables,
 run the SQL stages (``pipeline``), write and check the files (``writers``),
-publish them atomically and return the summary rows from ``trace_summary``.
+run the contract validator on the JSON, publish the files atomically and
+return the summary rows from ``trace_summary``.
+
+Failure rules (README, "Exit status and messages"): every expected failure
+is an :class:`NsysDuckError` with a one-line message; temporary files are
+removed; nothing is published; a workspace folder this run created is
+removed again unless it holds an export made by nsys (slow to redo, so kept
+for the next run and for ``nsys-duck sql``).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import errno
+
 import duckdb
 from filelock import FileLock, Timeout
 
 from . import lanes, nsys as nsys_mod, pipeline, sources, writers
-from .errors import InputError, NoEventsError, NsysDuckError
+from .errors import (ExportDataError, InputError, NoEventsError, NsysDuckError,
+                     SqlStageError, ValidationFailed, WorkspaceError)
 from .workspace import Source, Workspace, classify_input, workspace_for
 
 HOOKS = {"lanes": ("_lane_assignments", lanes.assign_lanes)}
@@ -35,6 +47,7 @@ class Options:
     nvtx_scope: str = "thread"
     memory_limit: str = "2GB"
     threads: int | None = None
+    validate: bool = True   # run the contract validator before publishing
 
 
 @dataclass
@@ -51,6 +64,8 @@ class Result:
     added_sql: list[str] = field(default_factory=list)
     timings: list[pipeline.StageTiming] = field(default_factory=list)
     base_ns: int = 0
+    validated: bool = False          # the validator ran and found nothing
+    validate_seconds: float = 0.0
 
 
 Progress = Callable[[str, float | None], None]
@@ -114,12 +129,36 @@ def open_database(opts: Options, temp_dir: Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
+STANDINS = "10_sources/nsys_tables.sql"
+
+
 def build(con: duckdb.DuckDBPyConnection, export_dir: Path, opts: Options,
-          progress: Progress = _noop) -> tuple[list[pipeline.SqlFile], list[pipeline.StageTiming]]:
-    """Register ``export_dir`` and run every SQL stage on ``con``."""
-    columns = sources.register_export(con, export_dir)
+          progress: Progress = _noop, *, notes: sources.ExportNotes | None = None,
+          ) -> tuple[list[pipeline.SqlFile], list[pipeline.StageTiming]]:
+    """Register ``export_dir`` and run every SQL stage on ``con``.
+
+    The columns the stages read come from the stand-in DDL
+    (``10_sources/nsys_tables.sql``, or its ``--sql-dir`` override): a table
+    lacking a required one is refused before any stage runs (one message
+    naming table and column), optional ones it lacks read as NULL, and
+    strings that are not valid UTF-8 are repaired in a scratch copy; both
+    are recorded in ``notes``.
+    """
     files = pipeline.sql_files(opts.sql_dir)
-    ctx = pipeline.Context(columns, {"nvtx_scope": opts.nvtx_scope})
+    options = {"nvtx_scope": opts.nvtx_scope}
+    expected: sources.Expected = {}
+    standins = next((f for f in files if f.relpath == STANDINS), None)
+    if standins is not None:
+        text = pipeline.render(standins, pipeline.Context({}, options))
+        try:
+            expected = sources.expected_columns(text)
+        except duckdb.Error as exc:
+            raise SqlStageError(f"{STANDINS}: {' '.join(str(exc).split())[:300]}") from None
+    scratch = con.execute("SELECT current_setting('temp_directory')").fetchall()[0][0]
+    scratch_dir = Path(scratch) if scratch and Path(scratch).is_dir() else None
+    columns = sources.register_export(con, export_dir, expected=expected,
+                                      scratch=scratch_dir, notes=notes)
+    ctx = pipeline.Context(columns, options)
     n = len(files)
     done = [0]
 
@@ -137,70 +176,252 @@ def convert(path: str | os.PathLike, opts: Options | None = None, *,
 
     Writes ``NAME.perfetto.json.gz``, ``NAME.perfetto.parquet`` and
     ``NAME.kernel_dependencies.parquet`` under temporary names, checks the
-    gzip stream and JSON array, then renames them into place.
+    gzip stream and JSON array, runs the contract validator on the JSON
+    (unless ``opts.validate`` is False), then renames them into place.
 
     Raises:
         NsysDuckError (or a subclass) with a one-line message for every
-        expected failure: bad input, nsys missing or failing, SQL errors,
-        no events, a second conversion of the same report running.
+        expected failure: bad input, a damaged export or one lacking a
+        required column, nsys missing or failing, SQL errors, no events,
+        validator violations, a full disk, a second conversion of the same
+        report running.
+        KeyboardInterrupt: Ctrl-C (also when DuckDB reported it as its own
+        error); temporary files are removed first.
     """
     opts = opts or Options()
     source = classify_input(path)
     ws = workspace_for(source, root)
+    if source.kind == "export" and ws.dir.resolve() == source.path:
+        # its mirror would be written into it (and a failure would remove it)
+        raise InputError(f"the export folder is itself the workspace folder {ws.dir}; "
+                         "move the tables into a subfolder called parquet, or set "
+                         "NSYS_WORKSPACE_ROOT elsewhere")
+    created = not ws.dir.exists()
     try:
         ws.dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise InputError(f"cannot create the workspace folder {ws.dir}: "
-                         f"{exc.strerror or exc}") from None
-    if not os.access(ws.dir, os.W_OK):
-        raise InputError(f"the workspace folder {ws.dir} is not writable")
+        raise WorkspaceError(f"cannot create the workspace folder {ws.dir}: "
+                             f"{exc.strerror or exc}") from None
+    if not ws.dir.is_dir():
+        raise WorkspaceError(f"the workspace path {ws.dir} is not a folder")
+    if not os.access(ws.dir, os.W_OK | os.X_OK):
+        raise WorkspaceError(f"the workspace folder {ws.dir} is not writable")
     lock = FileLock(str(ws.lock), timeout=0)
     try:
         lock.acquire()
     except Timeout:
-        raise NsysDuckError(f"another nsys-duck conversion of {ws.name} is running "
-                            f"(lock {ws.lock})") from None
+        raise WorkspaceError(f"another nsys-duck conversion of {ws.name} is running "
+                             f"(lock {ws.lock}); wait for it to finish") from None
+    except OSError as exc:
+        raise WorkspaceError(f"cannot lock the workspace folder {ws.dir}: "
+                             f"{exc.strerror or exc}") from None
+    done = False
     try:
-        return _convert_locked(source, ws, opts, progress)
+        with InterruptWatch() as watch:
+            try:
+                _remove_stale_temporaries(ws)
+                result = _convert_locked(source, ws, opts, progress, watch)
+            except Exception:
+                if watch.hit:  # DuckDB turns Ctrl-C into its own errors
+                    raise KeyboardInterrupt from None
+                raise
+        done = True
+        return result
     finally:
+        # a failed run takes back the folder it created, unless it holds an
+        # export nsys made (slow to redo; kept for the next run and for sql)
+        if not done and created and (source.kind == "export"
+                                     or not sources.is_export_dir(ws.parquet_dir)):
+            shutil.rmtree(ws.dir, ignore_errors=True)
         lock.release()
 
 
+class InterruptWatch:
+    """Remember a Ctrl-C (SIGINT) that arrived during a conversion.
+
+    DuckDB answers SIGINT by cancelling the running query and raising its
+    own error ("Query interrupted"), and the validator reports such errors
+    as findings; this records that the user asked to stop, so the run ends
+    as interrupted (exit 130), not as a failure. Only installed in the main
+    thread and only over Python's default SIGINT handler.
+    """
+
+    def __init__(self) -> None:
+        self.hit = False
+        self._old = None
+
+    def __enter__(self) -> "InterruptWatch":
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+            self._old = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def _handler(self, signum, frame) -> None:
+        self.hit = True
+        raise KeyboardInterrupt
+
+    def __exit__(self, *exc) -> None:
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+
+
+def _remove_stale_temporaries(ws: Workspace) -> None:
+    """Temporary files of an earlier run that was killed (we hold the lock)."""
+    for pattern in (".parquet.tmp-*", ".duckdb-spill-*", ".*.tmp-*"):
+        for p in ws.dir.glob(pattern):
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                try:
+                    p.unlink()
+                except OSError:
+                    pass
+
+
+def _os_failure(exc: OSError, ws: Workspace) -> WorkspaceError:
+    """One sentence for an OSError while writing in the workspace."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT) or "No space left" in str(exc):
+        return WorkspaceError(f"no space left on the device of {ws.dir}; nothing was "
+                              "published (free some space or set NSYS_WORKSPACE_ROOT)")
+    where = exc.filename or ws.dir
+    reason = exc.strerror or " ".join(str(exc).split())[:200]
+    return WorkspaceError(f"cannot write {where}: {reason}; nothing was published")
+
+
+def _duckdb_failure(message: str, export_dir: Path, ws: Workspace, opts: Options,
+                    otherwise: NsysDuckError) -> NsysDuckError:
+    """Turn a DuckDB failure into the most useful sentence.
+
+    Running out of disk or memory says what to change; a damaged export file
+    is named (every file is read once more to find it, on this failure path
+    only); anything else is ``otherwise`` (the stage and DuckDB's message).
+    """
+    text = " ".join(message.split())
+    if "No space left on device" in text:
+        return _os_failure(OSError(errno.ENOSPC, "No space left on device"), ws)
+    if "Out of Memory" in text:
+        return NsysDuckError(f"DuckDB ran out of memory (--memory-limit "
+                             f"{opts.memory_limit}); raise --memory-limit")
+    damaged = sources.find_damaged(export_dir)
+    if damaged is not None:
+        name, reason = damaged
+        return ExportDataError(f"the export's file {name} is damaged ({reason})")
+    return otherwise
+
+
+def _no_events_message(con: duckdb.DuckDBPyConnection) -> str:
+    msg = ("no table of the export yields a trace event (no kernels, memcpy, memset, "
+           "CUDA API or NVTX ranges)")
+    try:
+        skipped = con.execute(
+            "SELECT source_table, reason, skipped FROM stg_skipped_rows "
+            "WHERE skipped > 0 ORDER BY source_table, reason").fetchall()
+    except duckdb.Error:
+        skipped = []
+    if skipped:
+        total = sum(n for _, _, n in skipped)
+        msg += (f"; {total} row{' was' if total == 1 else 's were'} skipped: "
+                + ", ".join(f"{n} {t} ({r})" for t, r, n in skipped))
+    return msg
+
+
+def _validation_message(rep) -> str:
+    total = sum(rep.violation_counts.values())
+    rules = ", ".join(f"{r} {n}" for r, n in rep.violation_counts.items())
+    msg = f"the trace failed validation: {total} violation{'s' if total != 1 else ''} ({rules})"
+    if rep.violations:
+        v = rep.violations[0]
+        msg += f"; first: [{v.rule}] " + " ".join(v.message.split())[:300]
+    return msg + ("; nothing was published (nsys-duck convert --no-validate writes it "
+                  "anyway)")
+
+
 def _convert_locked(source: Source, ws: Workspace, opts: Options,
-                    progress: Progress) -> Result:
+                    progress: Progress, watch: InterruptWatch) -> Result:
     progress("export", None)
-    export_dir, nsys_version, reused = ensure_export(source, ws, opts, progress)
+    try:
+        export_dir, nsys_version, reused = ensure_export(source, ws, opts, progress)
+    except OSError as exc:
+        raise _os_failure(exc, ws) from None
     spill = Path(tempfile.mkdtemp(prefix=".duckdb-spill-", dir=ws.dir))
     tmp_files: list[Path] = []
+    stage = "the SQL stages"
     try:
-        con = open_database(opts, spill)
-        files, timings = build(con, export_dir, opts, progress)
-        slices = con.execute("SELECT count(*) FROM int_slices").fetchall()[0][0]
-        if slices == 0:
-            raise NoEventsError(
-                f"{source.path.name}: no table of the export yields a trace event "
-                "(no kernels, memcpy, memset, CUDA API or NVTX ranges)")
-        finals = [ws.json_gz, ws.events_parquet, ws.kernel_dependencies]
-        tmps = [writers.temp_path(f) for f in finals]
-        tmp_files.extend(tmps)
-        t0 = time.perf_counter()
-        progress("writing JSON", None)
-        stats = writers.write_trace_json(con, tmps[0])
-        writers.check_gzip_json(tmps[0])
-        progress("writing Parquet", None)
-        rows = writers.write_parquet(con, "SELECT * FROM trace_slices", tmps[1])
-        writers.write_kernel_dependencies(tmps[2])
-        timings.append(pipeline.StageTiming("write outputs", time.perf_counter() - t0))
-        summary = [(m, v) for _, m, v in con.execute(
-            "SELECT * FROM trace_summary").fetchall()]
-        base_ns = con.execute("SELECT base_ns FROM trace_base").fetchall()[0][0]
-        con.close()
+        try:
+            con = open_database(opts, spill)
+            notes = sources.ExportNotes()
+            files, timings = build(con, export_dir, opts, progress, notes=notes)
+            stage = "counting slices"
+            slices = con.execute("SELECT count(*) FROM int_slices").fetchall()[0][0]
+            if slices == 0:
+                raise NoEventsError(_no_events_message(con))
+            finals = [ws.json_gz, ws.events_parquet, ws.kernel_dependencies]
+            tmps = [writers.temp_path(f) for f in finals]
+            tmp_files.extend(tmps)
+            t0 = time.perf_counter()
+            progress("writing JSON", None)
+            stage = "writing the JSON trace"
+            stats = writers.write_trace_json(con, tmps[0])
+            writers.check_gzip_json(tmps[0])
+            progress("writing Parquet", None)
+            stage = "writing the aligned Parquet"
+            rows = writers.write_parquet(con, "SELECT * FROM trace_slices", tmps[1])
+            writers.write_kernel_dependencies(tmps[2])
+            timings.append(pipeline.StageTiming("write outputs", time.perf_counter() - t0))
+            stage = "the summary"
+            summary = [(m, v) for _, m, v in con.execute(
+                "SELECT * FROM trace_summary").fetchall()]
+            base_ns = con.execute("SELECT base_ns FROM trace_base").fetchall()[0][0]
+            con.close()
+        except SqlStageError as exc:
+            raise _duckdb_failure(str(exc), export_dir, ws, opts, exc) from None
+        except duckdb.Error as exc:
+            raise _duckdb_failure(str(exc), export_dir, ws, opts,
+                                  SqlStageError(f"{stage}: {_lines(exc)}")) from None
+        except OSError as exc:
+            raise _os_failure(exc, ws) from None
         summary += [("JSON events", stats.events), ("Parquet rows", rows)]
-        writers.publish(list(zip(tmps, finals)))
+        summary += _notes_summary(notes)
+        validated, seconds = False, 0.0
+        if opts.validate:
+            progress("validating", None)
+            t0 = time.perf_counter()
+            from .validate import validate_trace
+            try:
+                rep = validate_trace(tmps[0], max_examples=1,
+                                     memory_limit=opts.memory_limit, temp_dir=spill)
+            except OSError as exc:
+                raise _os_failure(exc, ws) from None
+            seconds = time.perf_counter() - t0
+            timings.append(pipeline.StageTiming("validate", seconds))
+            if watch.hit:
+                raise KeyboardInterrupt
+            if not rep.ok:
+                raise ValidationFailed(_validation_message(rep))
+            validated = True
+        try:
+            writers.publish(list(zip(tmps, finals)))
+        except OSError as exc:
+            raise _os_failure(exc, ws) from None
         tmp_files.clear()
         return Result(source, ws, nsys_version, reused, summary, finals,
                       [f.relpath for f in files if f.overridden],
-                      [f.relpath for f in files if f.added], timings, base_ns)
+                      [f.relpath for f in files if f.added], timings, base_ns,
+                      validated, seconds)
     finally:
         writers.discard(tmp_files)
         shutil.rmtree(spill, ignore_errors=True)
+
+
+def _lines(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:400]
+
+
+def _notes_summary(notes: sources.ExportNotes) -> list[tuple[str, object]]:
+    out: list[tuple[str, object]] = []
+    for table, column, n in notes.repaired_strings:
+        out.append((f"strings with invalid UTF-8 repaired: {table}.{column}", n))
+    if notes.filled_columns:
+        out.append(("export columns missing (read as NULL)",
+                    ", ".join(f"{t}.{c}" for t, c in notes.filled_columns)))
+    return out

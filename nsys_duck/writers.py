@@ -96,6 +96,13 @@ def write_trace_json(con: duckdb.DuckDBPyConnection, path: Path, *, threads: int
         )
         for query in queries:
             for arr in _string_batches(con, query):
+                if arr.null_count:
+                    # a NULL row would vanish from the buffer and break the
+                    # array: refuse rather than write a damaged trace
+                    view = query.split("FROM ", 1)[1].split()[0]
+                    raise NsysDuckError(
+                        f"{arr.null_count} rows of {view} have no event text (NULL "
+                        "event_json: a bug in the SQL stages)")
                 if pending is not None:
                     out.write(pending)
                     size += len(pending)
