@@ -5,12 +5,18 @@
 --   int_nvtx_ranges          every NVTX range that can own GPU work (push/pop
 --                            59/70 and start/end 60/71), with its ownership rule.
 --   int_nvtx_call_owners     (nvtx_id, call_id): the launch calls a range owns.
---   int_nvtx_op_owners       (nvtx_id, op_id, device_id): the GPU operations
---                            (kernel, memcpy, memset) a range owns.
---   int_nvtx_op_paths        per owned op: nvtx_ids / nvtx_names, outer -> inner.
+--   int_nvtx_call_work       per (owned call, device): its ops' min start,
+--                            max end and count.
+--   int_nvtx_op_owners       view (nvtx_id, op_id, device_id, call_id): the
+--                            GPU operations (kernel, memcpy, memset) a range
+--                            owns.
+--   int_nvtx_call_paths      per owned call: nvtx_ids / nvtx_names, outer ->
+--                            inner; int_nvtx_op_paths: the same per op (view).
 --   int_nvtx_gpu_projection  one row per (range, device) with GPU work:
 --                            [first op start, last op end] of what it owns there.
 -- Reads: stg_nvtx_events, int_runtime_calls, int_runtime_links, int_gpu_ops.
+-- Everything is computed per launch call, not per operation: a graph launch
+-- or a staged copy has several operations but one set of owners.
 --
 -- Ownership (template variable nvtx_scope, CLI --nvtx-scope):
 --   'thread' (default) is Nsight's `nsys stats --report nvtx_gpu_proj_trace`
@@ -47,10 +53,15 @@
 -- without owned GPU work have no row. An unclosed range ends at the capture
 -- end of stg_nvtx_events (Nsight: the largest range timestamp; the same in
 -- every export seen, where the exporter closes open ranges itself).
--- How: the containment joins are inequality joins (IEJoin) on keys
--- band << 64 | time, where band numbers the thread (or process): ranges and
--- calls match only inside the same band, without an equality condition that
--- would turn the join into a per-thread cross product.
+-- How: the containment joins are inequality joins (IEJoin) on HUGEINT keys
+-- globalTid << 64 | time (proc_key << 64 | time for the process rule):
+-- two keys compare like the times only inside the same thread (process),
+-- since times are in (-2^63, 2^63) and ids >= 0, so no equality condition
+-- is needed, which would turn the join into a per-thread cross product. The
+-- key columns are computed straight from the tables, one join per statement:
+-- with a numbering-table join, a shared CTE or a UNION around it DuckDB
+-- 2.0 picked a piecewise merge join that tests the second condition row by
+-- row (87 s instead of 1 s for 15M owner pairs in a 30x pytorch trace).
 
 {% if nvtx_scope not in ['thread', 'process'] %}
 SELECT error('nvtx_scope must be ''thread'' or ''process''');
@@ -84,90 +95,111 @@ WHERE event_type IN (59, 60, 70, 71) AND end_ns >= start_ns
     AND proc_key IN (SELECT proc_key FROM int_runtime_calls
         WHERE cat = 'cuda_api');
 
+-- Thread rule, every range: calls on its own thread that it fully contains
+-- (inclusive). Two statements with one plain join each (see "How").
 CREATE OR REPLACE TABLE int_nvtx_call_owners AS
-WITH launch_calls AS (
-    SELECT call_id, global_tid, proc_key, start_ns, end_ns
+SELECT r.nvtx_id, c.call_id
+FROM (
+    SELECT nvtx_id,
+        (CAST(global_tid AS HUGEINT) << 64) + start_ns AS k_start,
+        (CAST(global_tid AS HUGEINT) << 64) + end_ns AS k_end
+    FROM int_nvtx_ranges
+) AS r
+JOIN (
+    SELECT call_id,
+        (CAST(global_tid AS HUGEINT) << 64) + start_ns AS k_start,
+        (CAST(global_tid AS HUGEINT) << 64) + end_ns AS k_end
     FROM int_runtime_calls
     WHERE cat = 'cuda_api'
-),
-thread_band AS (
-    SELECT global_tid,
-        CAST(row_number() OVER (ORDER BY global_tid) AS HUGEINT) << 64 AS band
-    FROM (SELECT DISTINCT global_tid FROM launch_calls)
-),
-proc_band AS (
-    SELECT proc_key,
-        CAST(row_number() OVER (ORDER BY proc_key) AS HUGEINT) << 64 AS band
-    FROM (SELECT DISTINCT proc_key FROM launch_calls)
-),
--- Thread rule, every range: own thread, full containment (inclusive).
-same_thread AS (
-    SELECT r.nvtx_id, c.call_id
-    FROM (
-        SELECT r.nvtx_id, b.band + r.start_ns AS k_start,
-            b.band + r.end_ns AS k_end
-        FROM int_nvtx_ranges AS r
-        JOIN thread_band AS b ON b.global_tid = r.global_tid
-    ) AS r
-    JOIN (
-        SELECT c.call_id, b.band + c.start_ns AS k_start,
-            b.band + c.end_ns AS k_end
-        FROM launch_calls AS c
-        JOIN thread_band AS b ON b.global_tid = c.global_tid
-    ) AS c
-        ON c.k_start >= r.k_start AND c.k_end <= r.k_end
-),
--- Process rule: other threads of the same process, call starts inside.
-other_threads AS (
-    SELECT r.nvtx_id, c.call_id
-    FROM (
-        SELECT r.nvtx_id, r.global_tid, b.band + r.start_ns AS k_start,
-            b.band + r.end_ns AS k_end
-        FROM int_nvtx_ranges AS r
-        JOIN proc_band AS b ON b.proc_key = r.proc_key
-        WHERE r.ownership = 'process'
-    ) AS r
-    JOIN (
-        SELECT c.call_id, c.global_tid, b.band + c.start_ns AS k_start
-        FROM launch_calls AS c
-        JOIN proc_band AS b ON b.proc_key = c.proc_key
-    ) AS c
-        ON c.k_start >= r.k_start AND c.k_start < r.k_end
-    WHERE c.global_tid <> r.global_tid
-)
-SELECT nvtx_id, call_id FROM same_thread
-UNION ALL
-SELECT nvtx_id, call_id FROM other_threads;
+) AS c
+    ON c.k_start >= r.k_start AND c.k_end <= r.k_end;
 
-CREATE OR REPLACE TABLE int_nvtx_op_owners AS
+-- Process rule: calls of the other threads of the same process that start
+-- inside the range.
+INSERT INTO int_nvtx_call_owners
+SELECT r.nvtx_id, c.call_id
+FROM (
+    SELECT nvtx_id, global_tid,
+        (CAST(proc_key AS HUGEINT) << 64) + start_ns AS k_start,
+        (CAST(proc_key AS HUGEINT) << 64) + end_ns AS k_end
+    FROM int_nvtx_ranges
+    WHERE ownership = 'process'
+) AS r
+JOIN (
+    SELECT call_id, global_tid,
+        (CAST(proc_key AS HUGEINT) << 64) + start_ns AS k_start
+    FROM int_runtime_calls
+    WHERE cat = 'cuda_api'
+) AS c
+    ON c.k_start >= r.k_start AND c.k_start < r.k_end
+WHERE c.global_tid <> r.global_tid;
+
+-- What each launch call brings to each device (most calls: one op).
+CREATE OR REPLACE TABLE int_nvtx_call_work AS
+SELECT
+    link.call_id,
+    link.device_id,
+    min(op.start_ns) AS start_ns,
+    max(op.end_ns) AS end_ns,
+    count(*) AS op_count
+FROM int_runtime_links AS link
+JOIN int_gpu_ops AS op ON op.op_id = link.op_id
+WHERE link.call_id IN (SELECT call_id FROM int_nvtx_call_owners)
+GROUP BY link.call_id, link.device_id;
+
+CREATE OR REPLACE VIEW int_nvtx_op_owners AS
 SELECT o.nvtx_id, link.op_id, link.device_id, o.call_id
 FROM int_nvtx_call_owners AS o
 JOIN int_runtime_links AS link ON link.call_id = o.call_id;
 
--- Outer -> inner: by range start, then the longer range first (a parent
--- before the children that share its start), then nvtx_id.
-CREATE OR REPLACE TABLE int_nvtx_op_paths AS
+-- Paths are per call (every op of a call has the same owners), outer ->
+-- inner: by range start, then the longer range first (a parent before the
+-- children that share its start), then nvtx_id. The owning ranges are
+-- numbered once in that order; each call sorts only those integers and maps
+-- them back through two lookup lists (sorting ids and names per call, or
+-- list_sort on structs, took 4-10x longer on deep stacks).
+CREATE OR REPLACE TABLE int_nvtx_call_paths AS
+WITH owning AS MATERIALIZED (
+    SELECT nvtx_id, message,
+        CAST(row_number() OVER (ORDER BY start_ns, end_ns DESC, nvtx_id)
+            AS BIGINT) AS path_order
+    FROM int_nvtx_ranges
+    WHERE nvtx_id IN (SELECT nvtx_id FROM int_nvtx_call_owners)
+),
+lk AS (
+    SELECT list(nvtx_id ORDER BY path_order) AS ids,
+        list(message ORDER BY path_order) AS names
+    FROM owning
+),
+orders AS (
+    SELECT o.call_id, list(w.path_order ORDER BY w.path_order) AS orders
+    FROM int_nvtx_call_owners AS o
+    JOIN owning AS w ON w.nvtx_id = o.nvtx_id
+    GROUP BY o.call_id
+)
 SELECT
-    o.op_id,
-    list(r.nvtx_id ORDER BY r.start_ns, r.end_ns DESC, r.nvtx_id) AS nvtx_ids,
-    list(r.message ORDER BY r.start_ns, r.end_ns DESC, r.nvtx_id)
-        AS nvtx_names
-FROM int_nvtx_op_owners AS o
-JOIN int_nvtx_ranges AS r ON r.nvtx_id = o.nvtx_id
-GROUP BY o.op_id;
+    orders.call_id,
+    list_transform(orders.orders, lambda k: lk.ids[k]) AS nvtx_ids,
+    list_transform(orders.orders, lambda k: lk.names[k]) AS nvtx_names
+FROM orders, lk;
+
+CREATE OR REPLACE VIEW int_nvtx_op_paths AS
+SELECT link.op_id, p.nvtx_ids, p.nvtx_names
+FROM int_nvtx_call_paths AS p
+JOIN int_runtime_links AS link ON link.call_id = p.call_id;
 
 CREATE OR REPLACE TABLE int_nvtx_gpu_projection AS
 WITH per_device AS (
     SELECT
         o.nvtx_id,
-        o.device_id,
-        min(op.start_ns) AS start_ns,
-        max(op.end_ns) AS end_ns,
-        count(*) AS gpu_op_count,
-        count(DISTINCT o.call_id) AS launch_count
-    FROM int_nvtx_op_owners AS o
-    JOIN int_gpu_ops AS op ON op.op_id = o.op_id
-    GROUP BY o.nvtx_id, o.device_id
+        w.device_id,
+        min(w.start_ns) AS start_ns,
+        max(w.end_ns) AS end_ns,
+        sum(w.op_count) AS gpu_op_count,
+        count(*) AS launch_count
+    FROM int_nvtx_call_owners AS o
+    JOIN int_nvtx_call_work AS w ON w.call_id = o.call_id
+    GROUP BY o.nvtx_id, w.device_id
 )
 SELECT
     r.nvtx_id,
@@ -180,7 +212,7 @@ SELECT
     r.domain_name,
     p.start_ns,
     p.end_ns,
-    p.gpu_op_count,
+    CAST(p.gpu_op_count AS BIGINT) AS gpu_op_count,
     p.launch_count,
     r.event_type,
     r.range_kind,

@@ -3,7 +3,7 @@
 --
 -- Reads: int_gpu_ops, int_runtime_calls, int_runtime_links, int_flows,
 -- int_slices, int_homes, stg_nvtx_push_pop_ranges, stg_nvtx_events,
--- int_nvtx_gpu_projection, int_nvtx_op_owners, stg_skipped_rows.
+-- int_nvtx_gpu_projection, int_nvtx_op_paths, stg_skipped_rows.
 -- NVTX: "CPU NVTX ranges" counts push/pop ranges (59/70) only; start/end
 -- ranges and marks have their own lines. "projected NVTX ranges" counts
 -- ranges with owned GPU work (any device); "NVTX Kernel slices" counts the
@@ -50,8 +50,8 @@ SELECT * FROM (VALUES
         FROM int_nvtx_gpu_projection)),
     (18, 'NVTX Kernel slices', (SELECT count(*)
         FROM int_nvtx_gpu_projection)),
-    (19, 'GPU ops owned by an NVTX range', (SELECT count(DISTINCT op_id)
-        FROM int_nvtx_op_owners)),
+    (19, 'GPU ops owned by an NVTX range', (SELECT count(*)
+        FROM int_nvtx_op_paths)),
     (20, 'flows not drawn (GPU work ended before its call began)',
         (SELECT count(*) FROM flows WHERE NOT is_placeable)),
     (21, 'slices', (SELECT count(*) FROM int_slices))
