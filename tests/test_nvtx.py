@@ -644,3 +644,22 @@ def test_unknown_scope_fails_loudly(tmp_path):
         "StringIds": STRINGS, "NVTX_EVENTS": [push(0, 10, "A")]})
     with pytest.raises(NsysDuckError, match="nvtx_scope"):
         convert(export, Options(nvtx_scope="device"), root=tmp_path / "ws")
+
+
+def test_zero_length_ranges_and_marks(tmp_path):
+    """A zero-length start/end range keeps b before e; zero-length push/pop is
+    an X; a mark is an instant; all on the thread's NVTX Thread track."""
+    run = synthetic(tmp_path, {
+        "StringIds": STRINGS,
+        "NVTX_EVENTS": [push(0, 1000, "outer"), push(500, 500, "zero"),
+                        startend(700, 700, "Z", 100, 101),
+                        {"start": EPOCH + 800, "eventType": 34, "text": "m",
+                         "globalTid": gtid(100, 101)}],
+        "CUPTI_ACTIVITY_KIND_RUNTIME": [call(100, 200, 1, 100, 101)],
+        "CUPTI_ACTIVITY_KIND_KERNEL": [kernel(300, 400, 1)],
+    })
+    phs = [(e["ph"], e["name"]) for e in run.events if e.get("cat") == "nvtx"]
+    assert phs.index(("b", "Z")) < phs.index(("e", "Z"))
+    assert ("X", "zero") in phs and ("i", "m") in phs
+    tracks = {s["track_name"] for s in run.slices if s["cat"] == "nvtx"}
+    assert tracks == {"NVTX Thread [pid 100 tid 101]"}
