@@ -148,7 +148,7 @@ thread_domains AS (
         SELECT DISTINCT CAST(globalTid AS BIGINT) AS global_tid,
             CAST(coalesce(domainId, 0) AS BIGINT) AS domain_id
         FROM nsys.NVTX_EVENTS
-        WHERE start IS NOT NULL AND (eventType = 34
+        WHERE start IS NOT NULL AND globalTid IS NOT NULL AND (eventType = 34
             OR (eventType IN (59, 60, 70, 71) AND coalesce("end", start) >= start))
     )
 ),
