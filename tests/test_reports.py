@@ -62,7 +62,8 @@ def test_counts_equal_nsight_tables(name, converted):
                           + "') WHERE eventClass IN (0, 1))") if kernels else 0
     assert flows["launch"] == linked
     assert summary["JSON events"] == len(events)
-    n_be = sum(1 for e in events if e["ph"] == "B")
+    # one Parquet row per X, per B/E pair, per async b/e pair and per instant
+    n_be = sum(1 for e in events if e["ph"] in ("B", "b", "i"))
     assert summary["Parquet rows"] == cats.total() + n_be
 
 
@@ -94,7 +95,8 @@ def test_tracks_named_and_ids_in_range(name, converted):
 def test_no_partial_overlap_on_any_track(name, converted):
     res, _ = converted(name)
     slices = contract.slices_table(res.workspace.events_parquet)
-    assert contract.partial_overlaps(slices) == []
+    # start/end ranges ("b"/"e") live on Perfetto async tracks, which may overlap
+    assert contract.partial_overlaps([s for s in slices if s["ph"] != "b"]) == []
 
 
 @pytest.mark.parametrize("name", IDS)
