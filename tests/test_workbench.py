@@ -66,3 +66,12 @@ def test_sql_command_prints_csv(tmp_path):
                           "--format", "csv"], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
     assert '"memset",98' in out.stdout
+
+
+def test_readme_documents_every_aligned_parquet_column():
+    from pathlib import Path
+    readme = Path(__file__).resolve().parent.parent / "README.md"
+    text = readme.read_text()
+    wb = open_workbench(str(EXPORT))
+    cols = [c for _, v, _, cs in list_views(wb) if v == "trace_slices" for c, _ in cs]
+    assert cols and [c for c in cols if f"`{c}`" not in text] == []
