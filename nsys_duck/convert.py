@@ -121,7 +121,12 @@ def _link_or_copy_export(src: Path, ws: Workspace) -> None:
 def open_database(opts: Options, temp_dir: Path) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB that spills to ``temp_dir`` past ``memory_limit``."""
     con = duckdb.connect(":memory:")
-    con.execute(f"SET memory_limit = {sources.sql_string(opts.memory_limit)}")
+    try:
+        con.execute(f"SET memory_limit = {sources.sql_string(opts.memory_limit)}")
+    except duckdb.Error as exc:
+        con.close()
+        reason = " ".join(str(exc).split()).split(": ", 1)[-1]
+        raise NsysDuckError(f"--memory-limit {opts.memory_limit}: {reason}") from None
     con.execute(f"SET temp_directory = {sources.sql_string(str(temp_dir))}")
     con.execute("SET preserve_insertion_order = false")
     if opts.threads:

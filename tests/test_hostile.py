@@ -842,3 +842,13 @@ def test_converting_the_workspace_export_again(tmp_path):
     assert_converts(tmp_path, run_cli(tmp_path, "convert", exp), "synthetic")
     again = run_cli(tmp_path, "convert", tmp_path / "ws" / "synthetic" / "parquet")
     assert_converts(tmp_path, again, "synthetic")
+
+
+@pytest.mark.parametrize("limit,message", [
+    ("lots", "--memory-limit lots: Memory must have a number (e.g. 1GB)"),
+    ("1MB", "DuckDB ran out of memory (--memory-limit 1MB); raise --memory-limit"),
+])
+def test_memory_limit_unusable(tmp_path, limit, message):
+    out = run_cli(tmp_path, "convert", "--memory-limit", limit, ABACUS_EXPORT)
+    assert_fails(out, f"abacus_many_kernels/parquet: {message}")
+    assert ws_files(tmp_path) == []
