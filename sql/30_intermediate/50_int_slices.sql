@@ -35,7 +35,8 @@
 -- zero-length), 'disjoint' (X slices that may overlap: a lane holds
 -- disjoint slices) or 'nest' (B slices of NVTX Kernel tracks: a lane may
 -- hold nested slices but no partial overlap), see 60_int_lanes.sql.
--- needs_lanes = lane_rule IS NOT NULL.
+-- needs_lanes = lane_rule IS NOT NULL. track_key: a 64-bit hash of the
+-- track identity (checked collision-free in 70_int_tracks.sql).
 -- nest_seq: tie-break of B/E stacks between slices with equal intervals
 -- (who opens first, closes last): the CPU order of NVTX ranges (start, then
 -- longer first), so projected ranges keep their CPU parent/child order when
@@ -246,5 +247,8 @@ ruled AS (
 SELECT
     row_number() OVER () AS slice_id,
     *,
-    lane_rule IS NOT NULL AS needs_lanes
+    lane_rule IS NOT NULL AS needs_lanes,
+    -- One key for the track identity, so later stages partition and join on
+    -- one column (70_int_tracks.sql checks that it is unique per identity).
+    hash(home_id, class_order, proc_key, key1, key2, key3) AS track_key
 FROM ruled;

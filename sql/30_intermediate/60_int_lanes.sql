@@ -37,13 +37,12 @@
 CREATE OR REPLACE VIEW int_lane_clusters AS
 WITH ordered AS (
     SELECT
-        slice_id, home_id, class_order, proc_key, key1, key2, key3,
-        start_ns, end_ns, lane_rule, coalesce(nest_seq, slice_id) AS seq,
+        slice_id, track_key, start_ns, end_ns, lane_rule, coalesce(nest_seq, slice_id) AS seq,
         max(end_ns) OVER track_before AS end_before
     FROM int_slices
     WHERE needs_lanes
     WINDOW track_before AS (
-        PARTITION BY home_id, class_order, proc_key, key1, key2, key3
+        PARTITION BY track_key
         ORDER BY start_ns, end_ns, slice_id
         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
 ),
@@ -52,23 +51,21 @@ clustered AS (
         *,
         sum(CASE WHEN end_before IS NULL OR start_ns >= end_before
             THEN 1 ELSE 0 END) OVER (
-            PARTITION BY home_id, class_order, proc_key, key1, key2, key3
+            PARTITION BY track_key
             ORDER BY start_ns, end_ns, slice_id
             ROWS UNBOUNDED PRECEDING) AS cluster_no
     FROM ordered
 )
 SELECT
     slice_id,
-    dense_rank() OVER (ORDER BY home_id, class_order, proc_key, key1, key2,
-        key3) AS track_no,
+    track_key AS track_no,
     start_ns,
     end_ns,
     lane_rule,
     seq
 FROM clustered
 QUALIFY count(*) OVER (
-    PARTITION BY home_id, class_order, proc_key, key1, key2, key3,
-        cluster_no) > 1;
+    PARTITION BY track_key, cluster_no) > 1;
 
 CREATE OR REPLACE TABLE int_slice_lanes AS
 SELECT slice_id, lane FROM _lane_assignments;

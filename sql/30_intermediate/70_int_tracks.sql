@@ -16,25 +16,36 @@ LEFT JOIN int_slice_lanes AS l ON l.slice_id = s.slice_id;
 CREATE OR REPLACE TABLE int_tracks AS
 WITH tracks AS (
     SELECT
-        home_id, class_order, proc_key, key1, key2, key3, lane,
-        any_value(track_base_name) AS track_base_name
+        track_key, lane,
+        any_value(home_id) AS home_id,
+        any_value(class_order) AS class_order,
+        any_value(proc_key) AS proc_key,
+        any_value(key1) AS key1,
+        any_value(key2) AS key2,
+        any_value(key3) AS key3,
+        any_value(track_base_name) AS track_base_name,
+        -- a track_key must stand for one identity (64-bit hash collision)
+        count(DISTINCT (home_id, class_order, proc_key, key1, key2, key3))
+            AS identities
     FROM int_slices_placed
-    GROUP BY ALL
+    GROUP BY track_key, lane
 )
 SELECT
     row_number() OVER (ORDER BY h.json_pid, t.class_order, t.key1,
         t.proc_key, t.key2, t.key3, t.lane) AS json_tid,
     h.json_pid,
-    t.*,
+    t.* EXCLUDE (identities),
     t.track_base_name || CASE WHEN t.lane > 1
-        THEN ' #' || CAST(t.lane AS VARCHAR) ELSE '' END AS track_name
+        THEN ' #' || CAST(t.lane AS VARCHAR) ELSE '' END AS track_name,
+    CASE WHEN t.identities > 1
+        THEN error('int_tracks: two tracks share a track_key (hash collision)')
+    END AS _collision_check
 FROM tracks AS t
 JOIN int_homes AS h ON h.home_id = t.home_id;
+
+ALTER TABLE int_tracks DROP COLUMN _collision_check;
 
 CREATE OR REPLACE VIEW int_slices_on_tracks AS
 SELECT s.*, t.json_pid, t.json_tid, t.track_name
 FROM int_slices_placed AS s
-JOIN int_tracks AS t
-    ON t.home_id = s.home_id AND t.class_order = s.class_order
-    AND t.proc_key = s.proc_key AND t.key1 = s.key1 AND t.key2 = s.key2
-    AND t.key3 = s.key3 AND t.lane = s.lane;
+JOIN int_tracks AS t ON t.track_key = s.track_key AND t.lane = s.lane;
