@@ -91,8 +91,10 @@ def _terminate(signum, frame):
 @click.option("--timings", is_flag=True, help="Print per-stage wall times.")
 @click.option("--no-validate", "no_validate", is_flag=True,
               help="Publish the trace without running the contract validator on it.")
+@click.option("--no-database", "no_database", is_flag=True,
+              help="Do not write NAME.duckdb (the pipeline's views and tables for SQL).")
 def convert_cmd(paths, nsys_path, force, sql_dir, nvtx_scope, memory_limit, timings,
-                no_validate):
+                no_validate, no_database):
     """Convert reports (.nsys-rep/.qdrep) or Parquet export folders.
 
     A path may start with '-' (e.g. -x.nsys-rep) when such a file exists.
@@ -104,7 +106,8 @@ def convert_cmd(paths, nsys_path, force, sql_dir, nvtx_scope, memory_limit, timi
         if path.startswith("-") and not os.path.lexists(path):
             raise click.NoSuchOption(path.split("=", 1)[0])
     opts = Options(nsys=nsys_path, force=force, sql_dir=sql_dir, nvtx_scope=nvtx_scope,
-                   memory_limit=memory_limit, validate=not no_validate)
+                   memory_limit=memory_limit, validate=not no_validate,
+                   database=not no_database)
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _terminate)
     failed = 0

@@ -29,7 +29,7 @@ import errno
 import duckdb
 from filelock import FileLock, Timeout
 
-from . import lanes, nsys as nsys_mod, pipeline, sources, writers
+from . import database, lanes, nsys as nsys_mod, pipeline, sources, writers
 from .errors import (ExportDataError, InputError, NoEventsError, NsysDuckError,
                      SqlStageError, ValidationFailed, WorkspaceError)
 from .workspace import Source, Workspace, classify_input, workspace_for
@@ -48,6 +48,7 @@ class Options:
     memory_limit: str = "2GB"
     threads: int | None = None
     validate: bool = True   # run the contract validator before publishing
+    database: bool = True   # also write NAME.duckdb (the pipeline's views and tables)
 
 
 @dataclass
@@ -372,12 +373,22 @@ def _convert_locked(source: Source, ws: Workspace, opts: Options,
             stage = "writing the aligned Parquet"
             rows = writers.write_parquet(con, "SELECT * FROM trace_slices", tmps[1])
             writers.write_kernel_dependencies(tmps[2])
+            if opts.database:
+                progress("saving the SQL database", None)
+                stage = "saving NAME.duckdb"
+                db_tmp = writers.temp_path(ws.database)
+                tmp_files.append(db_tmp)
+                database.save_database(con, db_tmp)
+                finals.append(ws.database)
+                tmps.append(db_tmp)
             timings.append(pipeline.StageTiming("write outputs", time.perf_counter() - t0))
             stage = "the summary"
             summary = [(m, v) for _, m, v in con.execute(
                 "SELECT * FROM trace_summary").fetchall()]
             base_ns = con.execute("SELECT base_ns FROM trace_base").fetchall()[0][0]
             con.close()
+            if opts.database:
+                database.relativize_sources(db_tmp, export_dir, ws.dir)
         except SqlStageError as exc:
             raise _duckdb_failure(str(exc), export_dir, ws, opts, exc) from None
         except duckdb.Error as exc:

@@ -1,9 +1,10 @@
 """SQL workbench: open a converted report's pipeline views for ad-hoc SQL.
 
-``open_workbench`` rebuilds every stage (views and small tables) in an
-in-memory DuckDB over the workspace's ``parquet/`` folder, so users query the
-pipeline's views by their real names (``stg_kernels``, ``int_flows``,
-``trace_slices`` ...). Nothing is written.
+``open_workbench`` opens the ``NAME.duckdb`` a conversion saved (read-only),
+or, for an export that has none (or an older one), rebuilds every stage in an
+in-memory DuckDB over the ``parquet/`` folder, so users query the pipeline's
+views by their real names (``stg_kernels``, ``int_flows``, ``trace_slices``
+...). Nothing is written.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import pipeline
+from . import database, pipeline
 from .convert import Options, build, open_database
 from .errors import InputError
 from .sources import is_export_dir
@@ -49,6 +50,12 @@ def open_workbench(name_or_path: str, opts: Options | None = None) -> Workbench:
     """Run the SQL stages over the export of ``name_or_path`` into a fresh DuckDB."""
     opts = opts or Options()
     export = resolve_export(name_or_path)
+    saved = export.parent / f"{export.parent.name}.duckdb"
+    if (opts.sql_dir is None and export.name == "parquet" and saved.is_file()
+            and saved.stat().st_mtime >= export.stat().st_mtime):
+        # the database the conversion saved: no rebuild needed
+        return Workbench(database.open_database(saved, export.parent),
+                         pipeline.sql_files(None))
     import tempfile
     spill = Path(tempfile.mkdtemp(prefix="nsys-duck-"))
     con = open_database(opts, spill)

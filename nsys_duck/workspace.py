@@ -108,6 +108,10 @@ class Workspace:
         return self.dir / f"{self.name}.kernel_dependencies.parquet"
 
     @property
+    def database(self) -> Path:
+        return self.dir / f"{self.name}.duckdb"
+
+    @property
     def lock(self) -> Path:
         return self.dir / ".nsys-duck.lock"
 

@@ -75,3 +75,27 @@ def test_readme_documents_every_aligned_parquet_column():
     wb = open_workbench(str(EXPORT))
     cols = [c for _, v, _, cs in list_views(wb) if v == "trace_slices" for c, _ in cs]
     assert cols and [c for c in cols if f"`{c}`" not in text] == []
+
+
+def test_saved_database_moves_with_its_workspace(tmp_path):
+    import shutil
+
+    import duckdb
+    res = convert(EXPORT, Options(validate=False), root=tmp_path / "ws")
+    db = res.workspace.database
+    assert db in res.files and db.is_file()
+    moved = tmp_path / "elsewhere" / "copy"
+    shutil.copytree(res.workspace.dir, moved)
+    shutil.rmtree(res.workspace.dir)
+    cwd = os.getcwd()
+    os.chdir(moved)
+    try:
+        con = duckdb.connect(db.name, read_only=True)
+        assert con.execute("SELECT count(*) FROM stg_memsets").fetchall()[0][0] == 98
+        views = {r[0] for r in con.execute(
+            "SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+        assert {"stg_kernels", "int_flows", "trace_slices", "trace_events"} <= views
+        assert con.execute("SELECT count(*) FROM trace_slices").fetchall()[0][0] == \
+            dict(res.summary)["Parquet rows"]
+    finally:
+        os.chdir(cwd)

@@ -1,0 +1,67 @@
+"""``NAME/NAME.duckdb``: the pipeline's views and tables, kept for ad-hoc SQL.
+
+The conversion runs in an in-memory DuckDB; at the end its whole catalog
+(macros, ``nsys.*`` views over ``parquet/`` by RELATIVE path, every stage's
+views and tables) is copied into ``NAME.duckdb`` with DuckDB's own
+``COPY FROM DATABASE``. Relative paths resolve against DuckDB's
+``file_search_path`` (or the working directory), so the workspace folder can
+be moved: open it with ``cd WORKSPACE && duckdb NAME.duckdb`` or
+``nsys-duck sql NAME``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from .sources import sql_string
+
+
+def save_database(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Copy the connection's in-memory catalog (views, tables, macros) into ``path``.
+
+    ``path`` must not exist (write to a temporary name, rename after).
+    Raises duckdb.Error on I/O failure.
+    """
+    con.execute(f"ATTACH {sql_string(str(path))} AS nsys_duck_saved")
+    try:
+        current = con.execute("SELECT current_database()").fetchall()[0][0]
+        con.execute(f'COPY FROM DATABASE "{current}" TO nsys_duck_saved')
+    finally:
+        con.execute("DETACH nsys_duck_saved")
+
+
+def open_database(path: Path, workspace_dir: Path) -> duckdb.DuckDBPyConnection:
+    """Open a saved ``NAME.duckdb`` read-only, resolving ``parquet/`` paths in ``workspace_dir``."""
+    con = duckdb.connect(str(path), read_only=True)
+    con.execute(f"SET file_search_path = {sql_string(str(workspace_dir))}")
+    return con
+
+
+def relativize_sources(path: Path, export_dir: Path, workspace_dir: Path) -> None:
+    """Point the saved ``nsys.*`` views at ``parquet/...`` relative to the workspace.
+
+    The conversion itself reads the export by absolute path (a relative path
+    would resolve against the user's working directory); the saved copy gets
+    paths relative to ``workspace_dir`` so the folder can move.
+    """
+    try:
+        rel = Path(export_dir).resolve().relative_to(Path(workspace_dir).resolve())
+    except ValueError:
+        return
+    abs_prefix = sql_string(str(Path(export_dir).resolve()) + "/")[:-1]
+    rel_prefix = sql_string(rel.as_posix() + "/")[:-1]
+    con = duckdb.connect(str(path))
+    try:
+        # CREATE VIEW binds now: resolve the relative paths in the workspace
+        con.execute(f"SET file_search_path = {sql_string(str(workspace_dir))}")
+        views = con.execute(
+            "SELECT view_name, sql FROM duckdb_views() "
+            "WHERE schema_name = 'nsys' AND NOT internal").fetchall()
+        for _, sql in views:
+            if abs_prefix in sql:
+                con.execute(sql.replace("CREATE VIEW", "CREATE OR REPLACE VIEW", 1)
+                            .replace(abs_prefix, rel_prefix))
+    finally:
+        con.close()
