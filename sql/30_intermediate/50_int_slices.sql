@@ -29,8 +29,10 @@
 -- process and domain), color '#AARRGGBB'; start/end ranges add Nsight's
 -- rangeId and the end thread when it differs. Projected ranges (cat
 -- nvtx_kernel, name = the range's message) carry domain, kind, the
--- ownership rule used, gpuOps and apiCalls. GPU operations owned by NVTX
--- ranges get args.nvtxRanges: their names, outer -> inner.
+-- ownership rule used, gpuOps and apiCalls. GPU slices (both copies of an
+-- operation) carry args_json NULL here: their args live once per operation
+-- in int_gpu_op_args and are joined in when the JSON is written, so the big
+-- argument strings are not stored twice.
 -- lane_rule: NULL (the track's data nests by construction, or the slice is
 -- zero-length), 'disjoint' (X slices that may overlap: a lane holds
 -- disjoint slices) or 'nest' (B slices of NVTX Kernel tracks: a lane may
@@ -46,15 +48,6 @@
 CREATE OR REPLACE TABLE int_slices AS
 WITH thread_label AS (
     SELECT global_tid, thread_name FROM int_thread_names
-),
-op_args AS MATERIALIZED (
-    SELECT
-        op.op_id,
-        CASE WHEN path.op_id IS NULL THEN op.args_json
-            ELSE json_merge_patch(op.args_json,
-                json_object('nvtxRanges', path.nvtx_names)) END AS args_json
-    FROM int_gpu_ops AS op
-    LEFT JOIN int_nvtx_op_paths AS path ON path.op_id = op.op_id
 ),
 gpu_executed AS (
     SELECT
@@ -76,10 +69,10 @@ gpu_executed AS (
         op.op_id, NULL::BIGINT AS call_id, NULL::BIGINT AS nvtx_id,
         op.device_id, op.proc_key AS owner_proc_key, op.os_pid,
         NULL::BIGINT AS os_tid, op.context_id, op.stream_id,
-        op.correlation_id, op.copy_kind_label, op.bytes, a.args_json,
+        op.correlation_id, op.copy_kind_label, op.bytes,
+        NULL::VARCHAR AS args_json,  -- GPU args: int_gpu_op_args, at output
         NULL::BIGINT AS nest_seq
     FROM int_gpu_ops AS op
-    JOIN op_args AS a ON a.op_id = op.op_id
 ),
 gpu_projected AS (
     SELECT
@@ -93,9 +86,8 @@ gpu_projected AS (
         op.op_id, NULL, NULL,
         op.device_id, op.proc_key, op.os_pid, NULL, op.context_id,
         op.stream_id, op.correlation_id, op.copy_kind_label, op.bytes,
-        a.args_json, NULL
+        NULL, NULL
     FROM int_gpu_ops AS op
-    JOIN op_args AS a ON a.op_id = op.op_id
     WHERE op.projection IS NOT NULL
 ),
 call_homes AS (

@@ -4,7 +4,7 @@
 -- trace_events_stacks holds the B/E events and the async b/e pairs of NVTX
 -- start/end ranges, which the writer emits in (tid, ts, order) order.
 --
--- Reads: trace_base, int_homes, int_tracks, int_slices_on_tracks, int_flows.
+-- Reads: int_gpu_op_args, trace_base, int_homes, int_tracks, int_slices_on_tracks, int_flows.
 -- Invariants: ts/dur are exact decimal us from integer ns relative to
 -- trace_base (json_us); strings go through to_json (UTF-8, control
 -- characters escaped, no surrogate escapes); pid/tid are integers in
@@ -51,8 +51,10 @@ SELECT '{"ph":"X","cat":"' || s.cat || '","name":' || to_json(s.name)
     || ',"dur":' || json_us(s.end_ns - s.start_ns)
     || ',"pid":' || CAST(s.json_pid AS VARCHAR)
     || ',"tid":' || CAST(s.json_tid AS VARCHAR)
-    || ',"args":' || coalesce(s.args_json, '{}') || '}'
-FROM int_slices_on_tracks AS s, base
+    || ',"args":' || coalesce(s.args_json, op_args.args_json, '{}') || '}'
+FROM int_slices_on_tracks AS s
+CROSS JOIN base
+LEFT JOIN int_gpu_op_args AS op_args ON op_args.op_id = s.op_id
 WHERE s.ph = 'X'
 -- thread instants (NVTX marks)
 UNION ALL
