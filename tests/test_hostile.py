@@ -72,7 +72,7 @@ def ws_files(tmp_path: Path) -> list[str]:
 
 def outputs(name: str) -> list[str]:
     return sorted([f"{name}/{name}.perfetto.json.gz", f"{name}/{name}.perfetto.parquet",
-                   f"{name}/{name}.kernel_dependencies.parquet"])
+                   f"{name}/{name}.kernel_dependencies.parquet", f"{name}/{name}.duckdb"])
 
 
 def assert_fails(out: subprocess.CompletedProcess, substring: str, status: int = 1) -> str:
@@ -658,12 +658,12 @@ def test_workspace_name_taken_by_a_file(tmp_path):
 
 @pytest.fixture
 def tiny_disk(tmp_path):
-    """A 7 MB tmpfs (needs root and mount rights; skipped otherwise)."""
+    """A 16 MB tmpfs (needs root and mount rights; skipped otherwise)."""
     mnt = tmp_path / "disk"
     mnt.mkdir()
     if os.geteuid() != 0 or shutil.which("mount") is None:
         pytest.skip("needs root to mount a tmpfs")
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=7m", "tmpfs", str(mnt)],
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)],
                        capture_output=True, text=True)
     if r.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs: {r.stderr.strip()}")
@@ -673,9 +673,10 @@ def tiny_disk(tmp_path):
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
-@pytest.mark.parametrize("filler_mb", [2, 0])
-def test_disk_full(tmp_path, tiny_disk, filler_mb):
-    """filler 2 MB: the JSON hits the full disk; 0: the aligned Parquet does.
+@pytest.mark.parametrize("free_kb", [1024, 3300])
+def test_disk_full(tmp_path, tiny_disk, free_kb):
+    """1 MB left: the JSON (2.8 MB) hits the full disk; 3.3 MB left: a later
+    output does (aligned Parquet, database).
 
     The export sits on the same tmpfs (hard-linked into the workspace, so it
     costs no space); a trace converted before stays intact.
@@ -686,7 +687,10 @@ def test_disk_full(tmp_path, tiny_disk, filler_mb):
     assert run_cli(tmp_path, "convert", small, env=env).returncode == 0
     before = {p: sha256(p) for p in (root / "small").glob("small.*")}
     big = shutil.copytree(ABACUS_EXPORT, tiny_disk / "big" / "parquet")
-    (tiny_disk / "filler").write_bytes(b"\0" * (filler_mb << 20))
+    st = os.statvfs(tiny_disk)
+    filler = st.f_bavail * st.f_frsize - free_kb * 1024
+    assert filler > 0
+    (tiny_disk / "filler").write_bytes(b"\0" * filler)
     out = run_cli(tmp_path, "convert", big, env=env)
     assert_fails(out, f"no space left on the device of {root}/big; nothing was published")
     assert not (root / "big").exists()
