@@ -37,8 +37,11 @@ SELECT
     t.* EXCLUDE (identities),
     t.track_base_name || CASE WHEN t.lane > 1
         THEN ' #' || CAST(t.lane AS VARCHAR) ELSE '' END AS track_name,
-    CASE WHEN t.identities > 1
-        THEN error('int_tracks: two tracks share a track_key (hash collision)')
+    CASE
+        WHEN t.identities > 1
+            THEN error('int_tracks: two tracks share a track_key (hash collision)')
+        WHEN t.track_base_name IS NULL
+            THEN error('int_tracks: a track has no name (NULL in its name parts)')
     END AS _collision_check
 FROM tracks AS t
 JOIN int_homes AS h ON h.home_id = t.home_id;
