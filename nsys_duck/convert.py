@@ -173,6 +173,7 @@ def build(con: duckdb.DuckDBPyConnection, export_dir: Path, opts: Options,
         done[0] += 1
 
     timings = pipeline.run_pipeline(con, files, ctx, HOOKS, on_file)
+    pipeline.check_outputs(con, files)
     return files, timings
 
 

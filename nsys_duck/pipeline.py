@@ -193,3 +193,48 @@ def _strip_comments(query: str) -> str:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return " ".join(text.split("\n")[:3])
+
+
+# The output views the writers read, with the columns and DuckDB types the
+# files promise (README "Aligned Parquet"; output-contract.md). An edited
+# stage that changes them fails here, naming the file that defines the view.
+OUTPUT_SCHEMAS: dict[str, dict[str, str]] = {
+    "trace_base": {"base_ns": "BIGINT"},
+    "trace_events_body": {"event_json": "VARCHAR"},
+    "trace_events_stacks": {"order_tid": "BIGINT", "order_ns": "BIGINT",
+                            "order_span": "BIGINT", "order_seq": "BIGINT",
+                            "event_json": "VARCHAR"},
+    "trace_summary": {"metric": "VARCHAR", "value": "BIGINT"},
+    "trace_slices": {
+        "slice_id": "BIGINT", "start_ns": "BIGINT", "end_ns": "BIGINT",
+        "dur_ns": "BIGINT", "pid": "BIGINT", "tid": "BIGINT",
+        "track_name": "VARCHAR", "cat": "VARCHAR", "name": "VARCHAR",
+        "device_id": "BIGINT", "os_pid": "BIGINT", "os_tid": "BIGINT",
+        "context_id": "BIGINT", "stream_id": "BIGINT", "correlation_id": "BIGINT",
+        "copy_kind": "VARCHAR", "bytes": "BIGINT", "nvtx_id": "BIGINT",
+        "ph": "VARCHAR", "nvtx_ids": "BIGINT[]", "nvtx_names": "VARCHAR[]"},
+}
+
+
+def check_outputs(con: duckdb.DuckDBPyConnection, files: list[SqlFile]) -> None:
+    """Check the output views exist with the promised columns and types.
+
+    Raises:
+        SqlStageError: "FILE (view V): missing column C" / "column C is T,
+            expected U" / "view V is missing", naming the file that creates it.
+    """
+    defined = {name: f.relpath for f in files for _, name in created_objects(f.text)}
+    for view, columns in OUTPUT_SCHEMAS.items():
+        where = defined.get(view, "the SQL stages")
+        actual = dict(con.execute(
+            "SELECT column_name, data_type FROM duckdb_columns() "
+            "WHERE schema_name = 'main' AND table_name = ?", [view]).fetchall())
+        if not actual:
+            raise SqlStageError(f"{where}: view {view} is missing (the writers read it)")
+        for column, wanted in columns.items():
+            if column not in actual:
+                raise SqlStageError(f"{where} (view {view}): missing column {column} "
+                                    f"({wanted})")
+            if actual[column] != wanted:
+                raise SqlStageError(f"{where} (view {view}): column {column} is "
+                                    f"{actual[column]}, expected {wanted}")

@@ -99,3 +99,25 @@ def test_saved_database_moves_with_its_workspace(tmp_path):
             dict(res.summary)["Parquet rows"]
     finally:
         os.chdir(cwd)
+
+
+@pytest.mark.parametrize("edit, expected", [
+    # a wrong type in the aligned Parquet view
+    (("40_trace/20_trace_slices.sql", "s.start_ns,", "CAST(s.start_ns AS VARCHAR) AS start_ns,"),
+     "40_trace/20_trace_slices.sql (view trace_slices): column start_ns is VARCHAR, expected BIGINT"),
+    # a missing column in the final trace view
+    (("40_trace/20_trace_slices.sql", "    s.track_name,\n", ""),
+     "40_trace/20_trace_slices.sql (view trace_slices): missing column track_name"),
+])
+def test_edit_breaking_the_output_contract_is_named(tmp_path, edit, expected):
+    sql = tmp_path / "sql"
+    copy_sql_files(sql)
+    rel, old, new = edit
+    path = sql / rel
+    assert old in path.read_text()
+    path.write_text(path.read_text().replace(old, new, 1))
+    with pytest.raises(SqlStageError) as info:
+        convert(EXPORT, Options(sql_dir=sql, validate=False), root=tmp_path / "ws")
+    assert expected in str(info.value)
+    assert not (tmp_path / "ws" / "llmc_t4_no_kernel_table").exists() or not list(
+        (tmp_path / "ws" / "llmc_t4_no_kernel_table").glob("*.perfetto.*"))
