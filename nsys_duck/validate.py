@@ -9,35 +9,56 @@ trace: every problem becomes a :class:`Violation`. Only a missing file raises
 Units
 -----
 JSON ``ts`` and ``dur`` are microseconds (µs), written as plain JSON numbers
-with at most 3 fraction digits (``<int>`` or ``<int>.<1-3 digits>``). They are
-read as exact decimals (never through a float) and converted to integer
-nanoseconds (ns) for every check; all intervals are half-open ``[ts, ts+dur)``
-in ns. Messages print times back as µs with 3 decimals.
+with at most 3 fraction digits (``<int>`` or ``<int>.<1-3 digits>``). Every
+check uses their exact value in integer nanoseconds (ns); all intervals are
+half-open ``[ts, ts+dur)`` in ns. Messages print times back as µs with 3
+decimals.
 
 How it works
 ------------
-1. A producer thread reads the file in blocks, decompresses it member by
-   member (``isal`` when available, else ``zlib``), and runs the byte-level
-   checks (rules ``gzip``, ``json`` head/tail, ``string``, part of
-   ``number``) on the decompressed stream. A cheap RE2 pre-filter
-   (``pyarrow.compute``, off the GIL) finds the rare suspicious chunks;
-   Python ``re`` then locates the exact offenders. Raw control bytes and
-   invalid UTF-8 are reported, then replaced (space / U+FFFD) before parsing
-   so one bad byte does not hide the rest of the trace.
-2. The main thread parses events with ``ijson`` (``yajl2_c`` backend,
-   ``use_float=False`` so numbers are exact ``Decimal``/``int``), does the
-   per-event checks, and appends one compact row per event (ph, cat, name,
-   ts_ns, dur_ns, pid, tid, flow id, async id, bp) to typed arrays; every
-   50k rows they go to DuckDB as Arrow tables, inserted by a writer thread.
-3. Structural checks run in DuckDB (``memory_limit`` and a private
-   ``temp_directory`` so it spills to disk). Overlap and flow binding are
-   one window query (``_SEQ_SQL``); B/E matching is a window query too
-   (``_BE_SQL``), with a Python stack pass in Perfetto order only for the
-   tracks it finds broken (for exact messages); b/e matching is a Python
-   pass over rows streamed out of DuckDB in sorted order (memory bounded by
-   the nesting depth).
-4. Example events for violations found in SQL are fetched by a second pass
-   over the file, only when there are such violations.
+There are two paths with the same rules, ids and messages. The fast path
+answers whenever it can vouch for its answer; otherwise the exact path runs
+(``last_fallback`` says why). Ctrl-C stops either (KeyboardInterrupt).
+
+Fast path (``_validate_fast``):
+
+1. A byte scan thread (``_FastScan``) reads and decompresses the file in
+   blocks (``isal``) beside DuckDB, and runs the byte-level checks: gzip
+   integrity and single member, head/tail (``json``), surrogate and ``\\u0000``
+   escapes (``string``, reported as the exact path does), plus one RE2 pass
+   for what DuckDB's reader would accept or hide (``_FAST_BAD``: raw control
+   bytes, invalid UTF-8, NaN/Infinity, trailing commas, a ts/dur that is not
+   a plain number with at most 3 decimals, a non-integer pid/tid, a
+   non-string ph/cat/name/bp, escaped ASCII). Any of those, or any gzip
+   problem, sends the trace to the exact path (and interrupts DuckDB).
+2. DuckDB reads the array itself: one ``read_json(format='array')`` with
+   typed columns ``WITH ORDINALITY`` into table ``evs`` (``_FAST_SQL``), which
+   also decides per event whether the SQL values are exactly what the exact
+   per-event checks would store with no violation (``ok``). ts/dur come as
+   DOUBLE and ``round(x * 1000)`` is their exact ns (see ``_FAST_SQL``). If
+   DuckDB rejects the file (malformed JSON, a non-object element, duplicate
+   keys, a pid beyond 32 bits, ...) the exact path runs.
+3. Events that are not ``ok`` are read again as text (``read_json_objects``)
+   and go through the exact path's per-event checks (``_Loader``, Python).
+4. The structural checks (below) run on views over ``evs`` plus those rows.
+
+Exact path (``_validate``): a producer thread decompresses and byte-checks
+the stream (raw control bytes and invalid UTF-8 are reported, then replaced
+so one bad byte does not hide the rest); the main thread parses events with
+``ijson`` (``yajl2_c``, ``use_float=False``: exact ``Decimal``/``int``), does
+the per-event checks and loads compact rows into DuckDB.
+
+Structural checks (both paths, ``_structure``), in DuckDB with
+``memory_limit`` and a private ``temp_directory`` so it spills: B/E matching
+is a window query (``_BE_SQL``) with a Python stack pass only for broken
+tracks; b/e matching a Python pass over sorted rows; overlap and flow
+binding one sorted "bracket" sequence per track, swept with numpy over
+Arrow batches (``_sweep``); only when the sweep finds a problem are the
+exact tables built (``_SEQ_SQL``) for the reports. Track stats and s/f
+pairing run meanwhile on a second cursor. Example events for violations
+found in SQL are fetched afterwards (fast path: DuckDB's reader; exact
+path: ijson), only when there are such violations; their text is the event
+re-serialised compactly in both paths.
 
 Memory: Python holds one batch, the M events, the B/E stack and the kept
 examples; everything else lives in DuckDB, which spills beyond
@@ -128,6 +149,7 @@ from typing import Any, Iterable
 
 import duckdb
 import ijson
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -320,7 +342,7 @@ class _Collector:
 class _Producer(threading.Thread):
     """Reads, decompresses and byte-checks the file; feeds chunks to a queue."""
 
-    def __init__(self, path: str, col: _Collector | None, q: queue.Queue):
+    def __init__(self, path: str, col: _Collector | None, q: queue.Queue | None):
         super().__init__(daemon=True, name="nsys-duck-validate-reader")
         self.path = path
         self.col = col  # None: no checks (second pass)
@@ -357,7 +379,8 @@ class _Producer(threading.Thread):
             if self.col is not None:
                 self.col.add("internal", f"reader thread failed: {type(exc).__name__}: {exc}")
         finally:
-            self.q.put(None)  # the consumer always drains to this sentinel
+            if self.q is not None:
+                self.q.put(None)  # the consumer always drains to this sentinel
 
     def _read(self) -> None:
         col = self.col
@@ -541,13 +564,21 @@ class _Producer(threading.Thread):
                         _snippet(buf, m.start()))
 
     def _finish(self) -> None:
-        col = self.col
+        self._finish_bytes()
+        self._finish_shape()
+
+    def _finish_bytes(self) -> None:
+        """Deferred byte checks at the end of the stream."""
         if self.carry:  # matches deferred because they touched the end
             self._slow(self.carry, len(self.carry), self.total - len(self.carry), final=True)
         try:
             self.utf8.decode(b"", final=True)
         except UnicodeDecodeError:
-            col.add("string", "invalid UTF-8: stream ends inside a multi-byte character")
+            self.col.add("string", "invalid UTF-8: stream ends inside a multi-byte character")
+
+    def _finish_shape(self) -> None:
+        """``json`` rules on the head and tail of the stream."""
+        col = self.col
         head, total = self.head, self.total
         if total == 0:
             col.add("json", "empty trace (no bytes after decompression)")
@@ -600,9 +631,9 @@ class _QueueReader:
 # --------------------------------------------------------------------------
 # stage 2: per-event checks and loading into DuckDB
 
-_EV_DDL = """
+_XO_DDL = """
 -- X events (the bulk of a trace) get a narrow table of their own.
-CREATE TABLE xev (
+CREATE TABLE {x} (
     idx BIGINT,      -- position in the array (0-based, file order)
     cat VARCHAR,
     ts BIGINT,       -- ns; NULL when invalid or missing (violation reported)
@@ -611,13 +642,15 @@ CREATE TABLE xev (
     tid BIGINT
 );
 -- every other non-M event
-CREATE TABLE oev (
+CREATE TABLE {o} (
     idx BIGINT, ph VARCHAR, cat VARCHAR, name VARCHAR,
     ts BIGINT, dur BIGINT, pid BIGINT, tid BIGINT,
     fid BIGINT,      -- flow id (s/f)
     aid VARCHAR,     -- async id key (b/e/n): scope:type:value
     bp_e BOOLEAN     -- f has "bp":"e"
 );
+"""
+_REST_DDL = """
 CREATE VIEW ev AS
     SELECT idx, 'X' AS ph, cat, NULL::VARCHAR AS name, ts, dur, pid, tid,
            NULL::BIGINT AS fid, NULL::VARCHAR AS aid, NULL::BOOLEAN AS bp_e
@@ -630,15 +663,16 @@ CREATE TABLE meta (idx BIGINT, mname VARCHAR, pid BIGINT, tid BIGINT);
 CREATE TABLE be (pid BIGINT, tid BIGINT, s BIGINT, e BIGINT, idx BIGINT,
                  e_idx BIGINT, cat VARCHAR);
 """
+_EV_DDL = _XO_DDL.format(x="xev", o="oev") + _REST_DDL
 # Batches are typed arrays (zero conversion cost); NULL is a sentinel that
 # no valid value can take: -1 for ts/dur/pid/tid, INT64_MIN for flow ids,
 # -1 for bp. ph/cat are dictionary codes into a per-batch string list.
 _INSERT_X = """
-INSERT INTO xev SELECT idx, cat, nullif(ts, -1), nullif(dur, -1),
+INSERT INTO {x} SELECT idx, cat, nullif(ts, -1), nullif(dur, -1),
     nullif(pid, -1), nullif(tid, -1) FROM _batch
 """
 _INSERT_O = """
-INSERT INTO oev SELECT idx, ph, cat, name, nullif(ts, -1), nullif(dur, -1),
+INSERT INTO {o} SELECT idx, ph, cat, name, nullif(ts, -1), nullif(dur, -1),
     nullif(pid, -1), nullif(tid, -1), nullif(fid, -9223372036854775808),
     aid, CASE bp WHEN 1 THEN true WHEN 0 THEN false END FROM _batch
 """
@@ -695,11 +729,15 @@ def _i64(a: array) -> pa.Array:
 
 
 class _Loader:
-    """Per-event checks; compact rows into DuckDB."""
+    """Per-event checks; compact rows into DuckDB (tables ``xev`` and ``oev``
+    unless ``tables`` names others)."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, col: _Collector):
+    def __init__(self, con: duckdb.DuckDBPyConnection, col: _Collector,
+                 tables: tuple[str, str] = ("xev", "oev")):
         self.con = con
         self.col = col
+        self.insert_x = _INSERT_X.format(x=tables[0])
+        self.insert_o = _INSERT_O.format(o=tables[1])
         self.writer = _Writer(con)
         self.writer.start()
         # X events
@@ -786,8 +824,9 @@ class _Loader:
         return -1
 
     # -- events
-    def run(self, items: Iterable[Any]) -> None:
-        """Consume parsed events. This is the hot loop: keep it lean."""
+    def run(self, items: Iterable[tuple[int, Any]]) -> None:
+        """Consume ``(array index, parsed event)`` pairs (indexes increasing).
+        This is the hot loop: keep it lean."""
         col = self.col
         time_slow, ident, code, flush = self._time_slow, self._ident, self._code, self.flush
         D, SCALE, LIM_NS, LIM_US = Decimal, _SCALE, TS_LIMIT_NS, TS_LIMIT_US
@@ -802,8 +841,7 @@ class _Loader:
         o_len = self.o_idx
         idx = self.events - 1
         try:
-            for ev in items:
-                idx += 1
+            for idx, ev in items:
                 if type(ev) is not dict:
                     col.add("json", f"array element {idx} is not an object", ev)
                     continue
@@ -982,7 +1020,7 @@ class _Loader:
             return pa.DictionaryArray.from_arrays(ind, dic)
 
         if self.x_idx:
-            self.writer.put(_INSERT_X, pa.table({
+            self.writer.put(self.insert_x, pa.table({
                 "idx": _i64(self.x_idx), "cat": dict_col(self.x_cat),
                 "ts": _i64(self.x_ts), "dur": _i64(self.x_dur),
                 "pid": _i64(self.x_pid), "tid": _i64(self.x_tid),
@@ -990,7 +1028,7 @@ class _Loader:
         if self.o_idx:
             bp = pa.Array.from_buffers(pa.int8(), len(self.o_bp),
                                        [None, pa.py_buffer(self.o_bp.tobytes())])
-            self.writer.put(_INSERT_O, pa.table({
+            self.writer.put(self.insert_o, pa.table({
                 "idx": _i64(self.o_idx), "ph": dict_col(self.o_ph),
                 "cat": dict_col(self.o_cat), "name": pa.array(self.o_name, pa.string()),
                 "ts": _i64(self.o_ts), "dur": _i64(self.o_dur),
@@ -1006,8 +1044,9 @@ class _Loader:
         self.codes[None] = 0
         del self.strs[1:]
 
-    def finish(self) -> None:
-        """Flush, wait for the writer, load M events, compare epochs."""
+    def finish(self, check_epochs: bool = True) -> None:
+        """Flush, wait for the writer, load M events, compare epochs (unless
+        the caller merges ``epochs`` with its own first)."""
         self.flush()
         self.writer.close()
         if self.meta:
@@ -1019,11 +1058,18 @@ class _Loader:
                 "INSERT INTO meta SELECT idx, mname, pid::BIGINT, tid::BIGINT FROM _meta"
             )
             self.con.unregister("_meta")
-        if len(self.epochs) > 1:
-            vals = sorted(self.epochs)
-            self.col.add("metadata", f"process_name events disagree on args.epoch_ns: "
-                         f"{', '.join(map(str, vals[:5]))}{' ...' if len(vals) > 5 else ''}",
-                         idx=self.epochs[vals[1]])
+        if check_epochs:
+            _check_epochs(self.col, self.epochs)
+
+
+def _check_epochs(col: _Collector, epochs: dict[int, int]) -> None:
+    """``metadata``: all process_name events carry the same epoch_ns.
+    ``epochs`` maps each value to the index of its first event."""
+    if len(epochs) > 1:
+        vals = sorted(epochs)
+        col.add("metadata", f"process_name events disagree on args.epoch_ns: "
+                f"{', '.join(map(str, vals[:5]))}{' ...' if len(vals) > 5 else ''}",
+                idx=epochs[vals[1]])
 
 
 # --------------------------------------------------------------------------
@@ -1056,9 +1102,18 @@ def _report(col: _Collector, rule: str, idx: int | None, message) -> None:
         col.bump(rule)
 
 
+# Per (pid, tid, ph, cat): event count and first index. Feeds the track
+# checks and the counts (one scan of the events).
+_TSTAT_SQL = """
+CREATE TABLE tstat AS
+SELECT pid, tid, ph, cat, count(*) AS n, min(idx) AS first FROM ev GROUP BY ALL
+"""
+
+
 def _check_tracks(con, col: _Collector) -> None:
     q_proc = """
-        WITH p AS (SELECT pid, min(idx) AS idx FROM ev WHERE pid IS NOT NULL GROUP BY pid),
+        WITH p AS (SELECT pid, min(first) AS idx FROM tstat WHERE pid IS NOT NULL
+                   GROUP BY pid),
         m AS (SELECT pid, bool_or(mname = 'process_name') AS has_name,
                      bool_or(mname = 'process_sort_index') AS has_sort
               FROM meta WHERE pid IS NOT NULL GROUP BY pid)
@@ -1072,7 +1127,7 @@ def _check_tracks(con, col: _Collector) -> None:
                    if not ok]
         col.add("track_named", f"pid {pid} has events but no {' / '.join(missing)}", idx=idx)
     q_thread = """
-        WITH t AS (SELECT pid, tid, min(idx) AS idx FROM ev
+        WITH t AS (SELECT pid, tid, min(first) AS idx FROM tstat
                    WHERE pid IS NOT NULL AND tid IS NOT NULL
                      AND ph IN ('X', 'B', 'E', 'i', 'I', 's', 'f')
                    GROUP BY pid, tid),
@@ -1259,13 +1314,16 @@ def _check_async(con, col: _Collector) -> None:
 #   t:     0   2   3   4   4   5   8   10
 #   row:   oA  oB  oD  cD  oC  cB  cC  cA
 #   level: 1   2   3   3   3   3   2   1     -> B (2 vs 3) and C (3 vs 2) overlap
-_SEQ_SQL = """
-CREATE TABLE sl AS
+_SL_SQL = """
+CREATE VIEW sl AS
 SELECT pid, tid, ts AS s, ts + dur AS e, idx, true AS is_x, cat FROM xev
 WHERE pid IS NOT NULL AND tid IS NOT NULL AND ts IS NOT NULL AND dur IS NOT NULL
 UNION ALL
 SELECT pid, tid, s, e, idx, false AS is_x, cat FROM be;
-
+"""
+# The exact tables for reports: only built when the sweep (below) finds a
+# problem; seq holds every row's level, bind each flow event's slice.
+_SEQ_SQL = """
 CREATE TABLE seq AS
 WITH bracket AS (
     SELECT pid, tid, idx, s AS t, CASE WHEN e > s THEN 1 ELSE 2 END AS cls,
@@ -1302,12 +1360,194 @@ FROM pt ASOF LEFT JOIN opens
 """
 
 
+# The same sequence, swept without a window: DuckDB sorts the rows (in
+# parallel, spilling) and numpy runs the running sum over the sorted Arrow
+# batches.
+# Each track's rows sum to 0, so one running sum over all tracks in order is
+# each track's depth. For a point, the last row before it that is not a point
+# tells everything the clean case needs: if it is an open, that slice is the
+# stack top, i.e. the innermost enclosing slice (it is the last open of all,
+# so also the last on the point's level: the same answer as the ASOF join),
+# and it contains the point by the ordering; if it is a close and the depth
+# is > 0, the point needs the ASOF join (``hard``); depth 0: no slice.
+# Codes carried through the sort: for opens, is_x and the slice cat; for
+# points, f-or-s and the flow cat (FLOW_TARGET's).
+_SCAT_CODES = {"cuda_api": 1}
+for _xcats in FLOW_TARGET.values():
+    for _xc in _xcats:
+        _SCAT_CODES.setdefault(_xc, len(_SCAT_CODES) + 1)
+_FCAT_CODES = {fc: i + 1 for i, fc in enumerate(FLOW_TARGET)}
+_KIND_OK = [16 * _FCAT_CODES[fc] + _SCAT_CODES[xc] for fc, xcs in FLOW_TARGET.items()
+            for xc in xcs]
+
+
+def _case_code(col: str, codes: dict[str, int]) -> str:
+    return ("CASE " + col + " " + " ".join(f"WHEN '{k}' THEN {v}" for k, v in codes.items())
+            + " ELSE 0 END")
+
+
+# The rows are materialized before sorting: an ORDER BY straight over the
+# union runs out of memory on large traces (DuckDB 2.0, 1GB), the sort of a
+# table spills fine.
+_SWEEP_ROWS_SQL = f"""
+CREATE TABLE brkt AS
+WITH bracket AS (
+    SELECT pid, tid, s AS t, CASE WHEN e > s THEN 1 ELSE 2 END AS cls, -e AS o1, idx AS o2,
+           CASE WHEN is_x THEN 16 ELSE 0 END + {_case_code("cat", _SCAT_CODES)} AS info
+    FROM sl
+    UNION ALL
+    SELECT pid, tid, CASE WHEN e > s THEN e ELSE s END, CASE WHEN e > s THEN 0 ELSE 4 END,
+           -s, -idx, 0
+    FROM sl
+    UNION ALL
+    SELECT pid, tid, ts, 3, 0, idx,
+           CASE WHEN ph = 'f' THEN 16 ELSE 0 END + {_case_code("cat", _FCAT_CODES)}
+    FROM oev
+    WHERE ph IN ('s', 'f') AND pid IS NOT NULL AND tid IS NOT NULL AND ts IS NOT NULL
+)
+SELECT pid * 2147483648 + tid AS k1, t * 8 + cls AS k2, o1, o2 * 32 + info AS o2
+FROM bracket
+"""
+# Only sort keys go through the sort (a payload column makes DuckDB's sort of
+# 10M rows several times slower); ``info`` rides in o2's low 5 bits, which
+# keeps the order (o2 is unique among rows tied on the other keys). Read
+# back: cls = k2 & 7 (delta: +1 for 1 and 2, -1 for 0 and 4, 0 for 3),
+# t = k2 >> 3, idx = |o2 >> 5|, info = o2 & 31, and an open's end e = -o1.
+_SWEEP_SQL = "SELECT k2, o1, o2 FROM brkt ORDER BY k1, k2, o1, o2"
+_DELTA = np.array([-1, 1, 1, 0, -1, 0, 0, 0], np.int8)  # by cls
+SWEEP_BATCH = 1 << 20
+
+
+def _prefetch(reader, depth: int = 2) -> Iterable[pa.RecordBatch]:
+    """The batches of ``reader``, fetched by a thread ahead of the consumer
+    (DuckDB materializes the next batch while numpy works on this one)."""
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def fetch() -> None:
+        try:
+            for batch in reader:
+                while not stop.is_set():
+                    try:
+                        q.put(batch, timeout=0.2)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put(None)
+        except BaseException as exc:  # handed to the consumer
+            q.put(exc)
+
+    th = threading.Thread(target=fetch, daemon=True, name="nsys-duck-validate-fetch")
+    th.start()
+    try:
+        while True:
+            item = q.get()
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        th.join()
+
+
+def _sweep(con) -> tuple[int | None, bool]:
+    """Sweep the sorted bracket sequence (see above). Returns the number of
+    slices whose open and close levels differ (partial overlaps; None when
+    the sweep stopped early) and whether any flow event needs the exact
+    binding tables: not inside a slice, inside a B/E slice, at a slice start,
+    needs the ASOF join, or breaks a ``flow_kind`` rule. Bracket levels go to
+    table ``brk`` (DuckDB, spilling), so Python holds one batch."""
+    ins = con.cursor()
+    cur = con.cursor()
+    try:
+        ins.execute("CREATE TABLE brk (idx BIGINT, lvl INTEGER); "
+                    "CREATE TABLE frecv (encl BIGINT, fcat TINYINT)")
+        ins.execute(_SWEEP_ROWS_SQL)
+        kind_ok = np.array(_KIND_OK, np.int64)
+        cuda_api = _SCAT_CODES["cuda_api"]
+        depth0 = 0
+        # the last bracket of the batches so far: (is an open, idx, t, end, info)
+        last: tuple[bool, int, int, int, int] | None = None
+        for batch in _prefetch(cur.sql(_SWEEP_SQL).to_arrow_reader(SWEEP_BATCH)):
+            n = batch.num_rows
+            if not n:
+                continue
+            k2, o1, o2 = (batch.column(i).to_numpy() for i in range(3))
+            cls, t = k2 & 7, k2 >> 3
+            idx, info, se = np.abs(o2 >> 5), o2 & 31, -o1
+            d = _DELTA[cls]
+            depth = np.cumsum(d, dtype=np.int64)
+            depth += depth0
+            depth0 = int(depth[-1])
+            br = d != 0
+            # brackets: level = depth after an open, before a close
+            lvl = depth + (d < 0)
+            ins.register("_brk", pa.table({"idx": idx[br], "lvl": lvl[br].astype(np.int32)}))
+            ins.execute("INSERT INTO brk SELECT * FROM _brk")
+            ins.unregister("_brk")
+            pts = np.flatnonzero(~br)
+            if len(pts):
+                # for each point: position of the last bracket / the last open
+                pos = np.arange(n, dtype=np.int64)
+                lb = np.maximum.accumulate(np.where(br, pos, -1))[pts]
+                lo = np.maximum.accumulate(np.where(d > 0, pos, -1))[pts]
+                here = lb >= 0
+                top_open = np.where(here, lb == lo, last is not None and last[0])
+                if not (top_open & (depth[pts] > 0)).all():
+                    return None, True  # outside every slice, or needs the ASOF join
+                k = np.maximum(lb, 0)
+                if last is None:
+                    last = (False, 0, 0, 0, 0)
+                s_t = np.where(here, t[k], last[2])
+                s_e = np.where(here, se[k], last[3])
+                s_info = np.where(here, info[k], last[4]).astype(np.int64)
+                top = np.where(here, idx[k], last[1])
+                pt_t = t[pts]
+                p_info = info[pts].astype(np.int64)
+                is_x = (s_info & 16) != 0
+                scat = s_info & 15
+                is_f = (p_info & 16) != 0
+                fcat = p_info & 15
+                at_start = (s_t == pt_t) & (s_e - pt_t > 1)
+                targeted = fcat > 0
+                kind_s = targeted & ~is_f & (scat != cuda_api)
+                kind_f = targeted & is_f & ~np.isin(fcat * 16 + scat, kind_ok)
+                if (~is_x | at_start | kind_s | kind_f).any():
+                    return None, True
+                recv = targeted & is_f
+                if recv.any():
+                    ins.register("_recv", pa.table({"encl": top[recv],
+                                                    "fcat": fcat[recv].astype(np.int8)}))
+                    ins.execute("INSERT INTO frecv SELECT * FROM _recv")
+                    ins.unregister("_recv")
+            brs = np.flatnonzero(br)
+            if len(brs):
+                j = brs[-1]
+                last = (bool(d[j] > 0), int(idx[j]), int(t[j]), int(se[j]), int(info[j]))
+        overlaps = _one(con, "SELECT count(*) FROM (SELECT idx FROM brk GROUP BY idx "
+                             "HAVING min(lvl) <> max(lvl))")[0]
+        twice = _one(con, "SELECT count(*) FROM (SELECT 1 FROM frecv GROUP BY encl, fcat "
+                          "HAVING count(*) > 1)")[0]
+        return overlaps, bool(twice)
+    finally:
+        cur.close()
+        ins.execute("DROP TABLE IF EXISTS brkt")
+        ins.close()
+
+
+_OVERLAP_COUNT = """
+SELECT count(*) FROM (
+    SELECT idx FROM seq WHERE cls <> 3 GROUP BY idx HAVING min(lvl) <> max(lvl))
+"""
+
+
 def _check_overlap(con, col: _Collector) -> None:
     """Slices whose open and close are on different levels (see above)."""
-    bad = _one(con, """
-        SELECT count(*) FROM (
-            SELECT idx FROM seq WHERE cls <> 3 GROUP BY idx HAVING min(lvl) <> max(lvl))
-    """)[0]
+    bad = _one(con, _OVERLAP_COUNT)[0]
     if not bad:
         return
     examples = con.execute(f"""
@@ -1344,7 +1584,16 @@ def _check_overlap(con, col: _Collector) -> None:
         col.bump("overlap", bad)
 
 
-def _check_flows(con, col: _Collector) -> None:
+def _check_flows(con, col: _Collector, exact: bool, pair_problems: int) -> None:
+    """``flow``: where each s/f sits (only when the sweep found trouble:
+    exact tables, exact messages), then s/f pairing by id (messages only when
+    the cheap pass counted ``pair_problems``)."""
+    if exact:
+        _check_flow_binding(con, col)
+    _check_flow_pairs(con, col, pair_problems)
+
+
+def _check_flow_binding(con, col: _Collector) -> None:
     con.execute("""
         CREATE TABLE fl AS
         SELECT ev.idx, ev.ph, ev.fid, ev.cat, ev.name, ev.ts, ev.pid, ev.tid,
@@ -1382,7 +1631,26 @@ def _check_flows(con, col: _Collector) -> None:
             msg = f"{where} is outside its X [{_fmt_us(ss)}, {_fmt_us(se)})"
         col.add("flow", msg, idx=idx)
 
-    # pairing by id
+
+# s/f pairing, the cheap way: per id, counts and min = max of cat and name.
+# Only when some id fails does the full query (below) run, for the messages.
+_PAIRS_SQL = """
+SELECT count(*) FILTER (WHERE ns = 1 AND nf = 1),
+       count(*) FILTER (WHERE ns <> 1 OR nf <> 1 OR nc = 1 OR nn = 1
+                              OR c1 IS DISTINCT FROM c2 OR n1 IS DISTINCT FROM n2
+                              OR coalesce(s_ts > f_ts, false))
+FROM (
+    SELECT fid, count(*) FILTER (WHERE ph = 's') AS ns, count(*) FILTER (WHERE ph = 'f') AS nf,
+        count(cat) AS nc, min(cat) AS c1, max(cat) AS c2,
+        count(name) AS nn, min(name) AS n1, max(name) AS n2,
+        max(ts) FILTER (WHERE ph = 's') AS s_ts, min(ts) FILTER (WHERE ph = 'f') AS f_ts
+    FROM oev WHERE ph IN ('s', 'f') AND fid IS NOT NULL GROUP BY fid)
+"""
+
+
+def _check_flow_pairs(con, col: _Collector, problems: int) -> None:
+    if not problems:
+        return
     sql = """
         WITH g AS (
             SELECT fid,
@@ -1398,7 +1666,7 @@ def _check_flows(con, col: _Collector) -> None:
                 any_value(cat) FILTER (WHERE ph = 'f') AS f_cat,
                 any_value(name) FILTER (WHERE ph = 's') AS s_name,
                 any_value(name) FILTER (WHERE ph = 'f') AS f_name
-            FROM fl WHERE fid IS NOT NULL GROUP BY fid
+            FROM oev WHERE ph IN ('s', 'f') AND fid IS NOT NULL GROUP BY fid
         )
         SELECT fid, ns, nf, s_idx, s_idx2, f_idx, f_idx2, s_ts, f_ts,
                s_cat, f_cat, s_name, f_name
@@ -1433,7 +1701,22 @@ def _check_flows(con, col: _Collector) -> None:
                         f"{_fmt_us(f_ts)}", idx=s_idx)
 
 
-def _check_flow_kind(con, col: _Collector) -> None:
+def _check_flow_kind(con, col: _Collector, exact: bool) -> None:
+    """``flow_kind``: which slice each flow ends in (only when the sweep
+    found trouble: exact tables), then the launch / launch_core balance."""
+    if exact:
+        _check_flow_ends(con, col)
+    n_launch, n_core = _one(
+        con,
+        "SELECT coalesce(sum(n) FILTER (WHERE cat = 'launch'), 0), "
+        "coalesce(sum(n) FILTER (WHERE cat = 'launch_core'), 0) FROM tstat WHERE ph = 's'",
+    )
+    if n_launch != n_core:
+        col.add("flow_kind", f"{n_launch} launch flows but {n_core} launch_core flows "
+                "(must be equal)")
+
+
+def _check_flow_ends(con, col: _Collector) -> None:
     targets = ", ".join(f"('{fc}', '{xc}')" for fc, xcs in FLOW_TARGET.items() for xc in xcs)
     con.execute(f"CREATE TABLE flow_target AS FROM (VALUES {targets}) AS t(fcat, xcat)")
     sql = """
@@ -1464,42 +1747,98 @@ def _check_flow_kind(con, col: _Collector) -> None:
             continue
         col.add("flow_kind", f"one {scat!r} X on pid {pid} tid {tid} receives {n} {cat!r} "
                 "flows (at most one)", idx=idx)
-    n_launch, n_core = _one(
-        con,
-        "SELECT count(*) FILTER (WHERE cat = 'launch'), count(*) FILTER (WHERE cat = 'launch_core')"
-        " FROM fl WHERE ph = 's'",
-    )
-    if n_launch != n_core:
-        col.add("flow_kind", f"{n_launch} launch flows but {n_core} launch_core flows "
-                "(must be equal)")
 
 
-def _counts(con, loader: _Loader) -> dict[str, int]:
-    """``ph:*`` / ``cat:*`` event counts and a few totals."""
+def _counts(con, m_count: int, flows: int) -> dict[str, int]:
+    """``ph:*`` / ``cat:*`` event counts and a few totals (``m_count``: M
+    events; ``flows``: ids with exactly one s and one f)."""
     counts: dict[str, int] = {}
     rows = con.execute("""
-        SELECT 'ph:' || ph, count(*) FROM ev GROUP BY ph
+        SELECT 'ph:' || ph, sum(n) FROM tstat GROUP BY ph
         UNION ALL
-        SELECT 'cat:' || cat, count(*) FROM ev WHERE cat IS NOT NULL GROUP BY cat
-        UNION ALL
-        SELECT 'flows', count(*) FROM (
-            SELECT fid FROM fl WHERE fid IS NOT NULL GROUP BY fid
-            HAVING count(*) FILTER (WHERE ph = 's') = 1
-               AND count(*) FILTER (WHERE ph = 'f') = 1)
+        SELECT 'cat:' || cat, sum(n) FROM tstat WHERE cat IS NOT NULL GROUP BY cat
         UNION ALL
         SELECT 'slices', count(*) FROM sl
         UNION ALL
-        SELECT 'processes', count(DISTINCT pid) FROM ev
+        SELECT 'processes', count(DISTINCT pid) FROM tstat
         UNION ALL
-        SELECT 'threads', count(DISTINCT (pid, tid)) FROM ev
+        SELECT 'threads', count(DISTINCT (pid, tid)) FROM tstat
         WHERE pid IS NOT NULL AND tid IS NOT NULL
     """).fetchall()
-    if loader.m_count:
-        rows.append(("ph:M", loader.m_count))
+    rows = [(k, int(n)) for k, n in rows]
+    rows.append(("flows", flows))
+    if m_count:
+        rows.append(("ph:M", m_count))
+    order = ("flows", "slices", "processes", "threads")
     head = sorted((k, n) for k, n in rows if k and k.startswith(("ph:", "cat:")))
     counts.update(head)
-    counts.update((k, n) for k, n in rows if k and not k.startswith(("ph:", "cat:")))
+    counts.update(sorted(((k, n) for k, n in rows if k in order), key=lambda kv: order.index(kv[0])))
     return counts
+
+
+class _Side(threading.Thread):
+    """SQL run on a cursor of its own beside the main thread's work (DuckDB
+    runs the two queries at once); ``result()`` returns or re-raises."""
+
+    def __init__(self, con, fn):
+        super().__init__(daemon=True, name="nsys-duck-validate-side")
+        self.cur = con.cursor()
+        self.fn = fn
+        self.value: Any = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.value = self.fn(self.cur)
+        except BaseException as exc:
+            self.error = exc
+
+    def result(self) -> Any:
+        self.join()
+        self.cur.close()
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+    def cancel(self) -> None:
+        try:
+            self.cur.interrupt()
+        except Exception:
+            pass
+        self.join()
+        try:
+            self.cur.close()
+        except Exception:
+            pass
+
+
+def _side_queries(cur) -> tuple[int, int]:
+    """tstat and the cheap pairing pass: (flows, pairing problems)."""
+    cur.execute(_TSTAT_SQL)
+    return tuple(cur.execute(_PAIRS_SQL).fetchall()[0])
+
+
+def _structure(con, col: _Collector, m_count: int) -> dict[str, int]:
+    """Stage 3: the structural checks, on tables/views xev, oev, ev, meta, be.
+    Returns the report's counts."""
+    side = _Side(con, _side_queries)  # track stats and pairing, meanwhile
+    side.start()
+    try:
+        _check_be(con, col)
+        _check_async(con, col)
+        con.execute(_SL_SQL)
+        overlaps, trouble = _sweep(con)
+        flows, pair_problems = side.result()
+    except BaseException:
+        side.cancel()
+        raise
+    _check_tracks(con, col)
+    if overlaps or trouble:  # exact tables for exact reports
+        con.execute(_SEQ_SQL)
+        _check_overlap(con, col)
+    _check_flows(con, col, trouble, pair_problems)
+    _check_flow_kind(con, col, exact=trouble)
+    return _counts(con, m_count, flows)
 
 
 def _resolve_texts(path: str, col: _Collector) -> None:
@@ -1532,6 +1871,406 @@ def _resolve_texts(path: str, col: _Collector) -> None:
 
 
 # --------------------------------------------------------------------------
+# fast path: byte checks beside DuckDB's own JSON reader
+
+
+class _Fallback(Exception):
+    """The fast path cannot vouch for its answer: the exact path runs instead."""
+
+
+# Byte patterns of the fast path. A match of _FAST_BAD is something DuckDB's
+# reader accepts although the rules reject it (NaN/Infinity, trailing commas),
+# or a value whose JSON type the typed columns of _FAST_SQL would hide (a
+# non-plain ts/dur, a non-integer pid/tid, a non-string ph/cat/name/bp), or a
+# raw control byte, or text whose matches could outgrow FAST_CARRY (long runs
+# of blanks or digits): the trace then goes to the exact path. _FAST_ESC finds
+# the escapes the exact path reports as ``string`` (reported the same way) and
+# escaped printable ASCII (it could spell a key: exact path).
+_B = r"[ \t\n\r]"
+_FAST_BAD = (
+    r"[\x00-\x08\x0b\x0c\x0e-\x1f]"
+    rf'|"(?:ts|dur)"{_B}*:{_B}*(?:[^0-9 \t\n\r]|[0-9]+(?:\.[0-9]*)?[eE]|[0-9]*\.[0-9]{{4}})'
+    rf'|"(?:pid|tid)"{_B}*:{_B}*(?:[^0-9 \t\n\r]|[0-9]+[.eE])'
+    rf'|"(?:ph|cat|name|bp)"{_B}*:{_B}*[^" \t\n\r]'
+    rf"|[:,\[]{_B}*[-+]?(?i:nan|inf(?:inity)?){_B}*[,}}\]]"
+    rf"|,{_B}*[}}\]]"
+    rf"|{_B}{{200}}|[0-9]{{100}}"
+)
+_FAST_ESC = r"\\u(?:[dD][89a-fA-F][0-9a-fA-F]{2}|0000|00[2-7][0-9a-fA-F])"
+_FAST_PREFILTER = _FAST_BAD + "|" + _FAST_ESC
+_RE_FAST_BAD = re.compile(_FAST_BAD.encode())
+_RE_FAST_ESC = re.compile(_FAST_ESC.encode())
+FAST_CARRY = 1024  # > the longest possible match (blank and digit runs are bounded)
+
+
+class _ScanSink:
+    """What the fast scan may report: findings the exact path's reader makes
+    the same way (json head/tail, escapes, a plain JSON file). Anything else
+    sends the trace to the exact path."""
+
+    def __init__(self, col: _Collector, scan: "_FastScan"):
+        self.col = col
+        self.scan = scan
+
+    def add(self, rule: str, message: str, event: Any = None,
+            idx: int | None = None, n: int = 1) -> None:
+        keep = (rule == "string"  # only _FastScan._slow's escapes come here
+                or (rule == "json" and not message.startswith("empty trace")
+                    and "BOM" not in message)
+                or (rule == "gzip" and message.startswith("not a gzip file")))
+        if keep:
+            self.col.add(rule, message, event, idx, n)
+        else:
+            self.scan.trigger(f"[{rule}] {message}")
+
+
+class _FastScan(_Producer):
+    """The fast path's byte pass: reads and decompresses the file in a thread
+    beside DuckDB's reader and runs the byte-level checks. On anything the
+    fast path cannot vouch for it records why in ``fallback`` and calls
+    ``on_fallback`` (which interrupts DuckDB)."""
+
+    def __init__(self, path: str, col: _Collector, on_fallback):
+        super().__init__(path, None, None)
+        self.name = "nsys-duck-validate-scan"
+        self.col = _ScanSink(col, self)
+        self.on_fallback = on_fallback
+        self.fallback: str | None = None
+        self._lock = threading.Lock()
+
+    def trigger(self, reason: str) -> None:
+        with self._lock:
+            if self.fallback is not None:
+                return
+            self.fallback = reason
+        self.stop.set()
+        try:
+            self.on_fallback()
+        except Exception:
+            pass
+
+    def run(self) -> None:
+        try:
+            self._read()
+            if not self.stop.is_set():
+                self._finish()
+        except BaseException as exc:  # unreadable file or a bug: exact path decides
+            self.trigger(f"byte scan failed: {type(exc).__name__}: {exc}")
+
+    def _emit(self, chunk: bytes) -> None:
+        if chunk and not self.stop.is_set():
+            self._check(chunk)
+
+    def _check(self, chunk: bytes) -> bytes:
+        if len(self.head) < 128:
+            self.head += chunk[: 128 - len(self.head)]
+        stripped = chunk.rstrip(_WS)
+        if stripped:
+            self.last = stripped[-1:]
+            self.trailing_ws = len(chunk) - len(stripped)
+        else:
+            self.trailing_ws += len(chunk)
+        base = self.total - len(self.carry)  # stream offset of buf[0]
+        self.total += len(chunk)
+        if not chunk.isascii() or self.utf8.getstate()[0]:
+            try:
+                self.utf8.decode(chunk)
+            except UnicodeDecodeError as exc:
+                self.trigger(f"invalid UTF-8 near byte offset {base + len(self.carry) + exc.start}")
+                return chunk
+        buf = self.carry + chunk
+        if pc.match_substring_regex(pa.array([buf], pa.binary()), _FAST_PREFILTER)[0].as_py():
+            self._slow(buf, len(self.carry), base, final=False)
+        cut = max(0, len(buf) - max(CARRY, FAST_CARRY))
+        while cut > 0 and buf[cut - 1] == 0x5C:  # keep whole backslash runs (parity)
+            cut -= 1
+        self.carry = buf[cut:]
+        return chunk
+
+    def _slow(self, buf: bytes, lo: int, base: int, final: bool) -> None:
+        hi = len(buf) + (1 if final else 0)
+        for m in _RE_FAST_BAD.finditer(buf):
+            if lo <= m.end() < hi:
+                self.trigger(f"{m.group()[:60]!r} at byte offset {base + m.start()}")
+                return
+        for m in _RE_FAST_ESC.finditer(buf):
+            if not lo <= m.end() < hi:
+                continue
+            j = m.start()
+            while j > 0 and buf[j - 1] == 0x5C:
+                j -= 1
+            if (m.start() - j) % 2:  # odd run before: this backslash is escaped
+                continue
+            esc = m.group().decode()
+            if esc == "\\u0000":
+                msg = "\\u0000 escape (Perfetto cuts the string there)"
+            elif esc[2] in "dD":
+                msg = f"surrogate escape {esc} (Perfetto rejects the whole file)"
+            else:
+                self.trigger(f"escaped printable ASCII {esc} at byte offset {base + m.start()}")
+                return
+            self.col.add("string", f"{msg} at byte offset {base + m.start()}",
+                         _snippet(buf, m.start()))
+
+    def _finish_bytes(self) -> None:
+        if self.carry:
+            self._slow(self.carry, len(self.carry), self.total - len(self.carry), final=True)
+        try:
+            self.utf8.decode(b"", final=True)
+        except UnicodeDecodeError:
+            self.trigger("invalid UTF-8: stream ends inside a multi-byte character")
+
+
+# DuckDB reads the array itself (one pass, one parse per event): the columns
+# are typed, and the byte scan vouches that each typed value was written as
+# that type (else: exact path). ts/dur arrive as DOUBLE µs, and
+# round(x * 1000) is their exact ns value: the scan guarantees a plain literal
+# with at most 3 decimals; below 2^42 µs the parsed double is within 2^-12 µs
+# of it and the product within 0.25 ns of the double's, so the total error is
+# < 0.5 ns (and x < 2^42 exactly when the literal is). Values >= 2^42 µs are
+# violations and go to the exact per-event check. ``ok`` is false for every
+# event the exact per-event checks could object to or would store
+# differently; those events are re-read as text and checked by _Loader.
+_FAST_COLUMNS = (
+    "{ph: 'VARCHAR', cat: 'VARCHAR', name: 'VARCHAR', pid: 'INTEGER', tid: 'INTEGER', "
+    "ts: 'DOUBLE', dur: 'DOUBLE', id: 'JSON', bp: 'VARCHAR', id2: 'JSON', "
+    "args: 'STRUCT(name JSON, sort_index JSON, epoch_ns JSON)'}"
+)
+_FAST_SQL = f"""
+CREATE TYPE ph_t AS ENUM ({", ".join(repr(p) for p in sorted(VALID_PH))});
+CREATE TABLE evs AS
+WITH src AS (
+    SELECT o - 1 AS idx, ph, cat, name, pid, tid, ts, dur, id::VARCHAR AS f_id, bp,
+        id2::VARCHAR AS f_id2, args.name::VARCHAR AS a_name,
+        args.sort_index::VARCHAR AS a_sort, args.epoch_ns::VARCHAR AS a_epoch
+    FROM read_json({{src}}, format = 'array', records = 'true', compression = '{{comp}}',
+                   columns = {_FAST_COLUMNS})
+        WITH ORDINALITY AS r(ph, cat, name, pid, tid, ts, dur, id, bp, id2, args, o)
+), ids AS (
+    SELECT *,
+        CASE WHEN ph IN ('s', 'f') THEN TRY_CAST(f_id AS BIGINT) END AS fid,
+        CASE WHEN ph IN ('b', 'e', 'n') THEN json_extract(f_id2, '$.local') END AS a_local,
+        CASE WHEN ph IN ('b', 'e', 'n')
+             THEN coalesce(a_local, json_extract(f_id2, '$.global'), f_id)::VARCHAR END AS a_val
+    FROM src
+), chk AS (
+    SELECT *,
+        CASE WHEN regexp_full_match(a_val, '-?[0-9]+') THEN ':i:' || a_val
+             WHEN a_val[1] = '"' AND NOT contains(a_val, '\\') THEN ':s:' || a_val[2:-2]
+        END AS a_key
+    FROM ids
+)
+SELECT idx, TRY_CAST(ph AS ph_t) AS ph, cat, CASE WHEN ph <> 'X' THEN name END AS name,
+    round(ts * 1000)::BIGINT AS ts, round(dur * 1000)::BIGINT AS dur,
+    pid, tid, fid,
+    -- b/e/n: the async id key; M process_name: epoch_ns (text)
+    CASE WHEN a_key IS NOT NULL
+         THEN CASE WHEN a_local IS NOT NULL THEN 'L' ELSE 'G' END || a_key
+         WHEN ph = 'M' AND name = 'process_name' THEN a_epoch END AS akey,
+    coalesce(pid >= 1 AND CASE
+        WHEN ph = 'M' THEN
+            (tid >= 1 OR (tid IS NULL AND (name IS NULL
+                                           OR name NOT IN ('thread_name', 'thread_sort_index'))))
+            AND (ts IS NULL OR (ts >= 0 AND ts < {TS_LIMIT_US}))
+            AND CASE name
+                WHEN 'process_name' THEN a_name[1] = '"' AND a_name <> '""'
+                                         AND regexp_full_match(a_epoch, '-?[0-9]+')
+                WHEN 'thread_name' THEN a_name[1] = '"' AND a_name <> '""'
+                WHEN 'process_sort_index' THEN regexp_full_match(a_sort, '-?[0-9]+')
+                WHEN 'thread_sort_index' THEN regexp_full_match(a_sort, '-?[0-9]+')
+                ELSE true END
+        WHEN ph IN ('X', 'B', 'E', 'i', 'I', 's', 'f', 'b', 'e', 'C', 'n') THEN
+            (tid >= 1 OR (tid IS NULL AND ph IN ('b', 'e', 'n')))
+            AND ts >= 0 AND ts < {TS_LIMIT_US}
+            AND CASE WHEN dur IS NULL THEN ph <> 'X'
+                     ELSE dur >= 0 AND ts + dur < {TS_LIMIT_US} END
+            AND CASE ph
+                WHEN 's' THEN fid > {INT64_MIN} AND fid::VARCHAR = f_id
+                WHEN 'f' THEN fid > {INT64_MIN} AND fid::VARCHAR = f_id AND bp = 'e'
+                WHEN 'b' THEN a_key IS NOT NULL AND cat <> ''
+                WHEN 'e' THEN a_key IS NOT NULL AND cat <> ''
+                WHEN 'n' THEN a_key IS NOT NULL AND cat <> ''
+                ELSE true END
+        END, false) AS ok
+FROM chk
+"""
+# The tables/views the structural checks read, over ``evs`` plus the rows
+# _Loader made from the events that are not ``ok``.
+_FAST_VIEWS = _XO_DDL.format(x="xev_py", o="oev_py") + """
+CREATE VIEW xev AS
+    SELECT idx, cat, ts, dur, pid::BIGINT AS pid, tid::BIGINT AS tid
+    FROM evs WHERE ok AND ph = 'X'
+    UNION ALL SELECT * FROM xev_py;
+CREATE VIEW oev AS
+    SELECT idx, ph::VARCHAR AS ph, cat, name, ts, dur, pid::BIGINT AS pid, tid::BIGINT AS tid,
+           fid, akey AS aid, CASE WHEN ph = 'f' THEN true END AS bp_e
+    FROM evs WHERE ok AND ph NOT IN ('X', 'M')
+    UNION ALL SELECT * FROM oev_py;
+""" + _REST_DDL + """
+INSERT INTO meta SELECT idx, name, pid, tid FROM evs WHERE ok AND ph = 'M' AND name IS NOT NULL;
+"""
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _loads(text: str) -> Any:
+    """One event's text parsed as the exact path's ijson would (ints, Decimals)."""
+    return json.loads(text, parse_float=Decimal, parse_constant=_reject_constant)
+
+
+def _sql_str(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def _fast_source(path: str, work: str) -> tuple[str, str]:
+    """(SQL string literal naming the file for DuckDB, compression). DuckDB
+    expands glob characters in file names: read through a symlink in the
+    private work directory instead."""
+    with open(path, "rb") as f:
+        comp = "gzip" if f.read(2) == b"\x1f\x8b" else "none"
+    target = os.path.abspath(path)
+    link = os.path.join(work, "trace.json.gz" if comp == "gzip" else "trace.json")
+    try:
+        if not os.path.islink(link):
+            os.symlink(target, link)
+        target = link
+    except OSError:
+        pass
+    if any(c in target for c in "*?[]{}"):
+        raise _Fallback(f"file name {target!r} has glob characters")
+    return _sql_str(target), comp
+
+
+def _is_sigint(exc: BaseException) -> bool:
+    """DuckDB's answer to Ctrl-C during a query."""
+    return isinstance(exc, RuntimeError) and "interrupted" in str(exc).lower()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _setup(con, memory_limit: str, work: str) -> None:
+    con.execute(f"SET memory_limit = '{memory_limit.replace(chr(39), '')}'")
+    con.execute(f"SET temp_directory = '{work.replace(chr(39), chr(39) * 2)}'")
+    con.execute("SET preserve_insertion_order = false")
+
+
+def _validate_fast(path: str, con, col: _Collector, report: ValidationReport,
+                   memory_limit: str, work: str) -> dict[int, str]:
+    """The fast path. Raises _Fallback when the exact path must decide.
+    Returns the text of the events it re-read (index -> JSON text)."""
+    _setup(con, memory_limit, work)
+    src, comp = _fast_source(path, work)
+    scan = _FastScan(path, col, con.interrupt)
+    scan.start()
+    try:
+        con.execute(_FAST_SQL.replace("{src}", src).replace("{comp}", comp))
+    except Exception as exc:
+        scan.stop.set()
+        scan.join()
+        if scan.fallback is None and _is_sigint(exc):
+            raise KeyboardInterrupt from None
+        raise _Fallback(scan.fallback or f"DuckDB's reader: {_first_line(exc)}") from None
+    except BaseException:  # Ctrl-C
+        scan.stop.set()
+        scan.join()
+        raise
+    scan.join()  # the byte checks must be complete before the answer counts
+    if scan.fallback is not None:
+        raise _Fallback(scan.fallback)
+
+    n_events, n_bad, m_ok = _one(con, """
+        SELECT count(*), count(*) FILTER (WHERE NOT ok), count(*) FILTER (WHERE ok AND ph = 'M')
+        FROM evs""")
+    report.events = n_events
+    if n_events == 0 and scan.total:
+        col.add("json", "the top-level array is empty (or the top level is not an array)")
+    con.execute(_FAST_VIEWS)
+
+    # events the SQL checks cannot vouch for: the exact per-event checks
+    texts: dict[int, str] = {}
+    loader = _Loader(con, col, tables=("xev_py", "oev_py"))
+    try:
+        if n_bad:
+            loader.run(_reread(con, src, comp, texts))
+        loader.finish(check_epochs=False)
+    finally:
+        loader.writer.close_quietly()
+    epochs = dict(loader.epochs)
+    rows = con.execute("SELECT akey, min(idx) FROM evs WHERE ok AND ph = 'M' AND akey IS NOT NULL "
+                       "GROUP BY akey ORDER BY 2 LIMIT 100").fetchall()
+    for text, idx in rows:
+        v = int(text)
+        epochs[v] = min(idx, epochs.get(v, idx))
+    if len(epochs) > 100:  # the exact path keeps the first 100 values
+        epochs = dict(sorted(epochs.items(), key=lambda kv: kv[1])[:100])
+    _check_epochs(col, epochs)
+
+    report.counts = _structure(con, col, m_ok + loader.m_count)
+    return texts
+
+
+def _reread(con, src: str, comp: str, texts: dict[int, str]) -> Iterable[tuple[int, Any]]:
+    """(index, parsed event) of the events that are not ``ok``, in file order,
+    read again as text; the first ones' texts are kept for examples."""
+    cur = con.cursor()
+    try:
+        res = cur.execute(f"""
+            SELECT r.o - 1, r.j::VARCHAR
+            FROM read_json_objects({src}, format = 'array', compression = '{comp}')
+                WITH ORDINALITY AS r(j, o)
+            SEMI JOIN (SELECT idx FROM evs WHERE NOT ok) AS b ON r.o - 1 = b.idx
+            ORDER BY 1""")
+        while rows := res.fetchmany(4096):
+            for idx, text in rows:
+                try:
+                    ev = _loads(text)
+                except ValueError as exc:
+                    raise _Fallback(f"event {idx} does not parse as JSON: {exc}") from None
+                if len(texts) < 10_000:
+                    texts[idx] = text
+                yield idx, ev
+    finally:
+        cur.close()
+
+
+def _resolve_texts_fast(path: str, work: str, col: _Collector, texts: dict[int, str]) -> None:
+    """Fill in example event texts from DuckDB's reader (one scan, stopped
+    after the last wanted event); same text as the exact path's."""
+    want = {idx for _, _, text, idx in col.examples if text is None and idx is not None}
+    if not want:
+        return
+    found = {i: texts[i] for i in want if i in texts}
+    rest = sorted(want - found.keys())
+    if rest:
+        src, comp = _fast_source(path, work)
+        con = duckdb.connect(":memory:")
+        try:
+            found.update(con.execute(f"""
+                SELECT o - 1, j::VARCHAR
+                FROM read_json_objects({src}, format = 'array', compression = '{comp}')
+                    WITH ORDINALITY AS r(j, o)
+                WHERE o <= {rest[-1] + 1} AND o - 1 IN (SELECT unnest($1::BIGINT[]))
+                LIMIT {len(rest)}""", [rest]).fetchall())
+        finally:
+            con.close()
+    out: dict[int, str] = {}
+    for i, text in found.items():
+        try:
+            out[i] = _text(_loads(text))
+        except ValueError:
+            out[i] = text[:TEXT_LIMIT]
+    col.examples = [
+        (r, m, t if t is not None or i is None else out.get(i), i)
+        for r, m, t, i in col.examples
+    ]
+
+
+# --------------------------------------------------------------------------
 # public API
 
 
@@ -1541,8 +2280,11 @@ def validate_trace(path, *, max_examples: int = 5, memory_limit: str = "1GB",
 
     Streams the file (bounded memory even for multi-GB traces), checks every
     rule and returns a :class:`ValidationReport`. Times in the input are µs
-    (JSON numbers with at most 3 decimals, read as exact decimals); all
-    checks use exact integer ns and half-open intervals ``[ts, ts+dur)``.
+    (JSON numbers with at most 3 decimals); all checks use their exact
+    integer ns and half-open intervals ``[ts, ts+dur)``. DuckDB's own JSON
+    reader does the parsing when it can vouch for the result; otherwise
+    (malformed JSON, NaN, bad bytes, ...) the exact ijson path runs, with the
+    same rules and messages (module docstring, "How it works").
 
     Rules (details in the module docstring): ``gzip`` one valid member;
     ``json`` one non-empty array of objects, ``[{"`` start, nothing after
@@ -1566,23 +2308,13 @@ def validate_trace(path, *, max_examples: int = 5, memory_limit: str = "1GB",
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(path)
-    col = _Collector(max_examples)
-    report = ValidationReport(path=path)
     if temp_dir is not None:
         os.makedirs(temp_dir, exist_ok=True)
     work = tempfile.mkdtemp(prefix="nsys-duck-validate-", dir=temp_dir)
-    con = duckdb.connect(":memory:")
     try:
-        _validate(path, con, col, report, memory_limit, work)
-    except Exception as exc:  # a validator bug must not look like a clean trace
-        col.add("internal", f"validator could not finish: {type(exc).__name__}: {exc}")
+        col, report = _run(path, max_examples, memory_limit, work)
     finally:
-        con.close()
         shutil.rmtree(work, ignore_errors=True)
-    try:
-        _resolve_texts(path, col)
-    except Exception:  # examples keep event=None
-        pass
     order = {r: i for i, r in enumerate(RULES)}
     ex = sorted(col.examples, key=lambda e: order.get(e[0], len(order)))
     report.violations = [Violation(r, m, t) for r, m, t, _ in ex]
@@ -1593,11 +2325,64 @@ def validate_trace(path, *, max_examples: int = 5, memory_limit: str = "1GB",
     return report
 
 
+#: Why the last :func:`validate_trace` call in this process took the exact
+#: path (``None``: the fast path answered). For tests and diagnostics.
+last_fallback: str | None = None
+
+
+def _run(path: str, max_examples: int, memory_limit: str,
+         work: str) -> tuple[_Collector, ValidationReport]:
+    """The fast path, or the exact path when the fast one cannot vouch for
+    its answer. KeyboardInterrupt (Ctrl-C) stops both."""
+    global last_fallback
+    col = _Collector(max_examples)
+    report = ValidationReport(path=path)
+    con = duckdb.connect(":memory:")
+    texts: dict[int, str] | None = None
+    try:
+        texts = _validate_fast(path, con, col, report, memory_limit, work)
+        last_fallback = None
+    except _Fallback as exc:
+        last_fallback = str(exc)
+    except Exception as exc:
+        if _is_sigint(exc):  # Ctrl-C inside a DuckDB query
+            raise KeyboardInterrupt from None
+        # a fast-path bug or limit: let the exact path answer
+        last_fallback = f"fast path failed: {type(exc).__name__}: {exc}"
+    finally:
+        con.close()
+    if texts is not None:
+        try:
+            _resolve_texts_fast(path, work, col, texts)
+        except KeyboardInterrupt:
+            raise
+        except Exception:
+            try:
+                _resolve_texts(path, col)
+            except Exception:  # examples keep event=None
+                pass
+        return col, report
+
+    col = _Collector(max_examples)
+    report = ValidationReport(path=path)
+    con = duckdb.connect(":memory:")
+    try:
+        _validate(path, con, col, report, memory_limit, work)
+    except Exception as exc:  # a validator bug must not look like a clean trace
+        col.add("internal", f"validator could not finish: {type(exc).__name__}: {exc}")
+    finally:
+        con.close()
+    try:
+        _resolve_texts(path, col)
+    except Exception:  # examples keep event=None
+        pass
+    return col, report
+
+
 def _validate(path: str, con, col: _Collector, report: ValidationReport,
               memory_limit: str, work: str) -> None:
-    con.execute(f"SET memory_limit = '{memory_limit.replace(chr(39), '')}'")
-    con.execute(f"SET temp_directory = '{work.replace(chr(39), chr(39) * 2)}'")
-    con.execute("SET preserve_insertion_order = false")
+    """The exact path: ijson parses every event; per-event checks in Python."""
+    _setup(con, memory_limit, work)
     con.execute(_EV_DDL)
 
     # stage 1 + 2: stream, byte checks (thread), parse + per-event checks
@@ -1609,7 +2394,7 @@ def _validate(path: str, con, col: _Collector, report: ValidationReport,
     parse_error = None
     aborted = False
     try:
-        loader.run(_ijson.items(reader, "item", use_float=False, buf_size=FEED))
+        loader.run(enumerate(_ijson.items(reader, "item", use_float=False, buf_size=FEED)))
     except (ijson.JSONError, UnicodeDecodeError, decimal.InvalidOperation) as exc:
         parse_error = exc
     except BaseException:  # Ctrl-C or a bug: stop reading, do not finish
@@ -1639,16 +2424,7 @@ def _validate(path: str, con, col: _Collector, report: ValidationReport,
         col.add("json", "the top-level array is empty (or the top level is not an array)")
 
     # stage 3: structure
-    _check_tracks(con, col)
-    _check_be(con, col)
-    _check_async(con, col)
-    con.execute(_SEQ_SQL)
-    _check_overlap(con, col)
-    _check_flows(con, col)
-    _check_flow_kind(con, col)
-
-    counts = _counts(con, loader)
-    report.counts = counts
+    report.counts = _structure(con, col, loader.m_count)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,6 +7,7 @@ Traces are built as lists of event dicts; times are written with
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import itertools
 import json
@@ -646,3 +647,156 @@ def test_main(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["ok"] is False and doc["violation_counts"] == {"be_balance": 1}
     assert v.main([str(tmp_path / "missing.json.gz")]) == 2
+
+
+# --------------------------------------------------------------------------
+# fast path (DuckDB's reader) and the fallback to the exact (ijson) path
+
+
+def _refuse(*args, **kwargs):
+    raise v._Fallback("test: exact path only")
+
+
+def both(tmp_path, monkeypatch, payload, name="both.json.gz", **kw):
+    """Validate with the default (fast when possible) and the exact path
+    alone; the reports must be identical. Returns (report, fallback reason)."""
+    p = write(tmp_path, payload, name, compress=kw.pop("compress", True))
+    rep = validate_trace(p, **kw)
+    why = v.last_fallback
+    with monkeypatch.context() as m:
+        m.setattr(v, "_validate_fast", _refuse)
+        ref = validate_trace(p, **kw)
+    assert v.last_fallback == "test: exact path only"
+    assert dataclasses.asdict(rep) == dataclasses.asdict(ref)
+    return rep, why
+
+
+def fast_cases():
+    """Traces the fast path must answer itself (no fallback)."""
+    g = good_events()
+    overlaps = list(g)
+    for tid, (spans, _) in enumerate(OVERLAP_CASES, 1):
+        overlaps += xs(*spans, tid=tid)[2 if tid > 1 else 0:]
+    flows = tracks(6, 1, "CUDA API") + tracks(6, 2, "S")[2:] + [
+        X("cuda_api", "parent", 6, 1, 0, 100), X("cuda_sync", "child", 6, 1, 10, 10),
+        X("memset", "m1", 6, 2, 200, 1), X("memset", "m2", 6, 2, 300, 1),
+        flow("s", "copy", 80, 6, 1, 50), flow("f", "copy", 80, 6, 2, "200.5"),
+        flow("s", "copy", 81, 6, 1, 200), flow("f", "copy", 81, 6, 2, "300.000"),
+        flow("f", "copy", 82, 6, 2, "300.5")]
+    return {
+        "good": text(g),
+        "overlaps": text(overlaps),
+        "flows": text(g + flows),
+        "be": text(g + [be("B", "a", 50), be("B", "b", 51), be("E", "a", 52), be("E", "x", 53)]),
+        # per-event problems the SQL pass leaves to the Python checks
+        "per_event": text(patch(patch(g, is_("X", "kernel"), pid=0),
+                                is_("X", "memcpy"), dur=_DROP)
+                          + [{"ph": "S", "pid": 1, "tid": 2, "ts": us(1)},
+                             {"ph": "s", "cat": "copy", "name": "copy", "id": "0x34",
+                              "pid": 1, "tid": 4, "ts": us(12)},
+                             {"ph": "b", "cat": "", "pid": 1, "id2": {"local": True},
+                              "ts": us(1)}]),
+        "metadata": text(patch(good_events(), lambda e: e.get("name") == "process_name",
+                               args={"name": "", "epoch_ns": "7"})),
+        "escapes": text(g).replace(b'"name":"gemm"', b'"name":"gemm \\ud83d\\ude00"', 1),
+        "tail_blank": text(g) + b"\n",
+        "head_blank": b" " * 130 + text(g),
+        "empty_array": b"[]",
+    }
+
+
+@pytest.mark.parametrize("case", sorted(fast_cases()))
+def test_fast_path_matches_exact_path(tmp_path, monkeypatch, case):
+    rep, why = both(tmp_path, monkeypatch, fast_cases()[case], max_examples=50)
+    assert why is None, why  # the fast path answered
+    assert (case == "good") == rep.ok
+
+
+def test_fast_path_plain_json_and_small_sweep_batches(tmp_path, monkeypatch):
+    rep, why = both(tmp_path, monkeypatch, fast_cases()["good"], compress=False)
+    assert why is None and rules(rep) == {"gzip"}
+    monkeypatch.setattr(v, "SWEEP_BATCH", 2)  # carries across sorted batches
+    for case in ("overlaps", "flows"):
+        rep, why = both(tmp_path, monkeypatch, fast_cases()[case], max_examples=50)
+        assert why is None and not rep.ok
+
+
+FALLBACK_CASES = {  # what the fast path may not vouch for, and who notices
+    "missing comma": (lambda t: t.replace(b"},{", b"} {", 1), "DuckDB"),
+    "non-object element": (lambda t: t[:-1] + b",[1]]", "DuckDB"),
+    "duplicate key": (lambda t: t.replace(b'"ph":"X"', b'"ph":"X","ph":"X"', 1), "DuckDB"),
+    "pid beyond 32 bits": (lambda t: t.replace(b'"pid":2,', b'"pid":99999999999,', 1), "DuckDB"),
+    "NaN in args": (lambda t: t.replace(b'"bytes":4096', b'"bytes":NaN', 1), "byte"),
+    "trailing comma": (lambda t: t.replace(b'"bytes":4096', b'"bytes":4096,', 1), "byte"),
+    "exponent ts": (lambda t: t.replace(b'"ts":11.000', b'"ts":1.1e1', 1), "byte"),
+    "string pid": (lambda t: t.replace(b'"pid":2,', b'"pid":"2",', 1), "byte"),
+    "escaped key": (lambda t: t.replace(b'"ts":11.000', b'"t\\u0073":11.000', 1), "byte"),
+    "raw control byte": (lambda t: t.replace(b'"gemm"', b'"ge\x01mm"', 1), "byte"),
+    "invalid UTF-8": (lambda t: t.replace(b'"gemm"', b'"ge\xffmm"', 1), "byte"),
+    "BOM": (lambda t: b"\xef\xbb\xbf" + t, "byte"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FALLBACK_CASES))
+def test_fallback_matches_exact_path(tmp_path, monkeypatch, case):
+    edit, who = FALLBACK_CASES[case]
+    raw = text(good_events())
+    bad = edit(raw)
+    assert bad != raw
+    rep, why = both(tmp_path, monkeypatch, bad, max_examples=50)
+    assert why is not None, "the fast path should have handed over"
+    if who == "DuckDB":
+        assert why.startswith("DuckDB's reader"), why
+    else:
+        assert not why.startswith("DuckDB's reader"), why
+    # a duplicate or escaped key breaks no rule
+    assert rep.ok == (case in ("duplicate key", "escaped key"))
+
+
+def test_fallback_on_gzip_problems(tmp_path):
+    data = text(good_events())
+    p = tmp_path / "two.json.gz"
+    p.write_bytes(gzip.compress(data[:100]) + gzip.compress(data[100:]))
+    rep = validate_trace(p)
+    assert v.last_fallback and "gzip" in v.last_fallback
+    assert rules(rep) == {"gzip"} and rep.events == len(good_events())
+
+
+def test_fallback_when_the_fast_path_breaks(tmp_path, monkeypatch):
+    """A fast-path failure is not a finding: the exact path answers."""
+    def boom(self, chunk):
+        raise ValueError("boom")
+    monkeypatch.setattr(v._FastScan, "_check", boom)
+    rep = run(tmp_path, good_events())
+    assert "boom" in v.last_fallback and rep.ok
+    monkeypatch.undo()
+
+    def broken(*args):
+        raise RuntimeError("sweep bug")
+    calls = []
+    real_sweep = v._sweep
+
+    def sweep_once(con):  # fails in the fast path only
+        calls.append(1)
+        if len(calls) == 1:
+            broken()
+        return real_sweep(con)
+    monkeypatch.setattr(v, "_sweep", sweep_once)
+    rep = run(tmp_path, good_events() + [be("E", "ghost", 50)])
+    assert "sweep bug" in v.last_fallback and len(calls) == 2
+    assert rules(rep) == {"be_balance"}
+
+
+@pytest.mark.parametrize("exc", [KeyboardInterrupt(), RuntimeError("Query interrupted")])
+def test_ctrl_c_stops_without_fallback(tmp_path, monkeypatch, exc):
+    """Ctrl-C (or DuckDB's answer to it) ends the run: no exact-path rerun,
+    no temporary directory left."""
+    def stop(*args, **kwargs):
+        raise exc
+    monkeypatch.setattr(v, "_check_be", stop)
+    monkeypatch.setattr(v, "_validate", _refuse)
+    p = write(tmp_path, good_events())
+    spill = tmp_path / "spill"
+    with pytest.raises(KeyboardInterrupt):
+        validate_trace(p, temp_dir=spill)
+    assert list(spill.iterdir()) == []
