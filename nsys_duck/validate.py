@@ -1189,7 +1189,7 @@ def _check_be(con, col: _Collector) -> None:
     """B/E matching. Tracks the SQL fast path (``_BE_SQL``) found clean are
     done; on the others, a Python stack pass in Perfetto order reports each
     problem and adds the pairs Perfetto would make to table ``be``."""
-    con.execute(_BE_SQL)
+    _execute(con, _BE_SQL)
     if not _one(con, "SELECT count(*) FROM be_dirty")[0]:
         return
     sql = """
@@ -1418,40 +1418,54 @@ _DELTA = np.array([-1, 1, 1, 0, -1, 0, 0, 0], np.int8)  # by cls
 SWEEP_BATCH = 1 << 20
 
 
-def _prefetch(reader, depth: int = 2) -> Iterable[pa.RecordBatch]:
+def _prefetch(reader, interrupt, depth: int = 2) -> Iterable[pa.RecordBatch]:
     """The batches of ``reader``, fetched by a thread ahead of the consumer
-    (DuckDB materializes the next batch while numpy works on this one)."""
+    (DuckDB materializes the next batch while numpy works on this one).
+    ``interrupt`` stops DuckDB when the consumer leaves early (Ctrl-C, or
+    it has seen enough)."""
     q: queue.Queue = queue.Queue(maxsize=depth)
     stop = threading.Event()
+    done = threading.Event()
+
+    def put(item: Any) -> bool:
+        while not stop.is_set():  # the consumer may have left
+            try:
+                q.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
 
     def fetch() -> None:
         try:
             for batch in reader:
-                while not stop.is_set():
-                    try:
-                        q.put(batch, timeout=0.2)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
+                if not put(batch):
                     return
-            q.put(None)
+            put(None)
         except BaseException as exc:  # handed to the consumer
-            q.put(exc)
+            put(exc)
+        finally:
+            done.set()
 
-    th = threading.Thread(target=fetch, daemon=True, name="nsys-duck-validate-fetch")
-    th.start()
+    threading.Thread(target=fetch, daemon=True, name="nsys-duck-validate-fetch").start()
+    finished = False
     try:
         while True:
             item = q.get()
             if item is None:
+                finished = True
                 return
             if isinstance(item, BaseException):
                 raise item
             yield item
     finally:
         stop.set()
-        th.join()
+        if not finished:
+            try:
+                interrupt()
+            except Exception:
+                pass
+        done.wait()  # not Thread.join (see _execute)
 
 
 def _sweep(con) -> tuple[int | None, bool]:
@@ -1463,16 +1477,18 @@ def _sweep(con) -> tuple[int | None, bool]:
     table ``brk`` (DuckDB, spilling), so Python holds one batch."""
     ins = con.cursor()
     cur = con.cursor()
+    batches = None
     try:
         ins.execute("CREATE TABLE brk (idx BIGINT, lvl INTEGER); "
                     "CREATE TABLE frecv (encl BIGINT, fcat TINYINT)")
-        ins.execute(_SWEEP_ROWS_SQL)
+        _execute(ins, _SWEEP_ROWS_SQL)
         kind_ok = np.array(_KIND_OK, np.int64)
         cuda_api = _SCAT_CODES["cuda_api"]
         depth0 = 0
         # the last bracket of the batches so far: (is an open, idx, t, end, info)
         last: tuple[bool, int, int, int, int] | None = None
-        for batch in _prefetch(cur.sql(_SWEEP_SQL).to_arrow_reader(SWEEP_BATCH)):
+        batches = _prefetch(cur.sql(_SWEEP_SQL).to_arrow_reader(SWEEP_BATCH), cur.interrupt)
+        for batch in batches:
             n = batch.num_rows
             if not n:
                 continue
@@ -1534,6 +1550,8 @@ def _sweep(con) -> tuple[int | None, bool]:
                           "HAVING count(*) > 1)")[0]
         return overlaps, bool(twice)
     finally:
+        if batches is not None:
+            batches.close()  # stops and joins the fetch thread before its cursor goes
         cur.close()
         ins.execute("DROP TABLE IF EXISTS brkt")
         ins.close()
@@ -1786,15 +1804,19 @@ class _Side(threading.Thread):
         self.fn = fn
         self.value: Any = None
         self.error: BaseException | None = None
+        self.done = threading.Event()  # waited on instead of join (see _execute)
 
     def run(self) -> None:
         try:
             self.value = self.fn(self.cur)
         except BaseException as exc:
             self.error = exc
+        finally:
+            self.done.set()
 
     def result(self) -> Any:
-        self.join()
+        while not self.done.wait(0.05):
+            pass
         self.cur.close()
         if self.error is not None:
             raise self.error
@@ -1805,7 +1827,7 @@ class _Side(threading.Thread):
             self.cur.interrupt()
         except Exception:
             pass
-        self.join()
+        self.done.wait()
         try:
             self.cur.close()
         except Exception:
@@ -1834,7 +1856,7 @@ def _structure(con, col: _Collector, m_count: int) -> dict[str, int]:
         raise
     _check_tracks(con, col)
     if overlaps or trouble:  # exact tables for exact reports
-        con.execute(_SEQ_SQL)
+        _execute(con, _SEQ_SQL)
         _check_overlap(con, col)
     _check_flows(con, col, trouble, pair_problems)
     _check_flow_kind(con, col, exact=trouble)
@@ -2153,6 +2175,37 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def _execute(con, sql: str) -> None:
+    """``con.execute(sql)`` in a helper thread. Python handles Ctrl-C only in
+    the main thread between bytecodes, and DuckDB notices it only between
+    its tasks (a single-file JSON scan is one long task), so the main thread
+    waits in short slices instead and interrupts DuckDB itself."""
+    box: list[BaseException] = []
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            con.execute(sql)
+        except BaseException as exc:
+            box.append(exc)
+        finally:
+            done.set()
+
+    threading.Thread(target=work, daemon=True, name="nsys-duck-validate-query").start()
+    # Event.wait, not Thread.join: a join interrupted by Ctrl-C can mark a
+    # running thread as finished (CPython 3.11), and the connection would
+    # then be closed under the running query.
+    try:
+        while not done.wait(0.05):
+            pass
+    except BaseException:  # Ctrl-C: stop the query, then let it propagate
+        con.interrupt()
+        done.wait()
+        raise
+    if box:
+        raise box[0]
+
+
 def _setup(con, memory_limit: str, work: str) -> None:
     con.execute(f"SET memory_limit = '{memory_limit.replace(chr(39), '')}'")
     con.execute(f"SET temp_directory = '{work.replace(chr(39), chr(39) * 2)}'")
@@ -2168,7 +2221,7 @@ def _validate_fast(path: str, con, col: _Collector, report: ValidationReport,
     scan = _FastScan(path, col, con.interrupt)
     scan.start()
     try:
-        con.execute(_FAST_SQL.replace("{src}", src).replace("{comp}", comp))
+        _execute(con, _FAST_SQL.replace("{src}", src).replace("{comp}", comp))
     except Exception as exc:
         scan.stop.set()
         scan.join()

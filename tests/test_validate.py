@@ -800,3 +800,27 @@ def test_ctrl_c_stops_without_fallback(tmp_path, monkeypatch, exc):
     with pytest.raises(KeyboardInterrupt):
         validate_trace(p, temp_dir=spill)
     assert list(spill.iterdir()) == []
+
+
+def test_ctrl_c_interrupts_a_running_query():
+    """A real SIGINT reaches a long DuckDB query run through ``_execute``
+    promptly, and the connection stays usable (no query left running)."""
+    import os
+    import signal
+    import threading
+    import time
+
+    import duckdb
+
+    con = duckdb.connect()
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    t0 = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            v._execute(con, "CREATE TABLE t AS SELECT sum(i % 7) AS s FROM range(1000000000000) r(i)")
+    finally:
+        timer.cancel()
+    assert time.monotonic() - t0 < 10
+    assert con.execute("SELECT 42").fetchall() == [(42,)]
+    con.close()
