@@ -119,9 +119,11 @@ def _link_or_copy_export(src: Path, ws: Workspace) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def open_database(opts: Options, temp_dir: Path) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB that spills to ``temp_dir`` past ``memory_limit``."""
-    con = duckdb.connect(":memory:")
+def open_database(opts: Options, temp_dir: Path,
+                  path: Path | None = None) -> duckdb.DuckDBPyConnection:
+    """A DuckDB that spills to ``temp_dir`` past ``memory_limit``: in memory,
+    or the database file ``path`` (which must not exist yet)."""
+    con = duckdb.connect(str(path) if path is not None else ":memory:")
     try:
         con.execute(f"SET memory_limit = {sources.sql_string(opts.memory_limit)}")
     except duckdb.Error as exc:
@@ -355,7 +357,11 @@ def _convert_locked(source: Source, ws: Workspace, opts: Options,
     stage = "the SQL stages"
     try:
         try:
-            con = open_database(opts, spill)
+            db_tmp = writers.temp_path(ws.database) if opts.database else None
+            if db_tmp is not None:
+                tmp_files.append(db_tmp)
+                tmp_files.append(db_tmp.with_name(db_tmp.name + ".wal"))
+            con = open_database(opts, spill, db_tmp)
             notes = sources.ExportNotes()
             files, timings = build(con, export_dir, opts, progress, notes=notes)
             stage = "counting slices"
@@ -369,20 +375,23 @@ def _convert_locked(source: Source, ws: Workspace, opts: Options,
             progress("writing JSON", None)
             stage = "writing the JSON trace"
             stats = writers.write_trace_json(con, tmps[0])
-            writers.check_gzip_json(tmps[0])
+            writers.check_gzip_trailer(tmps[0], stats)
+            timings.append(pipeline.StageTiming("write JSON", time.perf_counter() - t0))
+            t1 = time.perf_counter()
             progress("writing Parquet", None)
             stage = "writing the aligned Parquet"
             rows = writers.write_parquet(con, "SELECT * FROM trace_slices", tmps[1])
             writers.write_kernel_dependencies(tmps[2])
+            timings.append(pipeline.StageTiming("write Parquet", time.perf_counter() - t1))
+            t1 = time.perf_counter()
             if opts.database:
                 progress("saving the SQL database", None)
                 stage = "saving NAME.duckdb"
-                db_tmp = writers.temp_path(ws.database)
-                tmp_files.append(db_tmp)
-                database.save_database(con, db_tmp)
+                con.execute("CHECKPOINT")
                 finals.append(ws.database)
                 tmps.append(db_tmp)
-            timings.append(pipeline.StageTiming("write outputs", time.perf_counter() - t0))
+                timings.append(pipeline.StageTiming("save NAME.duckdb",
+                                                    time.perf_counter() - t1))
             stage = "the summary"
             summary = [(m, v) for _, m, v in con.execute(
                 "SELECT * FROM trace_summary").fetchall()]

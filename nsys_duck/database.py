@@ -1,9 +1,11 @@
 """``NAME/NAME.duckdb``: the pipeline's views and tables, kept for ad-hoc SQL.
 
-The conversion runs in an in-memory DuckDB; at the end its whole catalog
-(macros, ``nsys.*`` views over ``parquet/`` by RELATIVE path, every stage's
-views and tables) is copied into ``NAME.duckdb`` with DuckDB's own
-``COPY FROM DATABASE``. Relative paths resolve against DuckDB's
+The conversion runs in this file itself (a temporary name, renamed into
+place with the other outputs): every stage's tables are written once, and
+DuckDB can evict them to the file instead of holding them in memory or
+spilling them. Its catalog holds the macros, the ``nsys.*`` views over
+``parquet/`` (by RELATIVE path once the run ends) and every stage's views
+and tables. Relative paths resolve against DuckDB's
 ``file_search_path`` (or the working directory), so the workspace folder can
 be moved: open it with ``cd WORKSPACE && duckdb NAME.duckdb`` or
 ``nsys-duck sql NAME``.
@@ -16,20 +18,6 @@ from pathlib import Path
 import duckdb
 
 from .sources import sql_string
-
-
-def save_database(con: duckdb.DuckDBPyConnection, path: Path) -> None:
-    """Copy the connection's in-memory catalog (views, tables, macros) into ``path``.
-
-    ``path`` must not exist (write to a temporary name, rename after).
-    Raises duckdb.Error on I/O failure.
-    """
-    con.execute(f"ATTACH {sql_string(str(path))} AS nsys_duck_saved")
-    try:
-        current = con.execute("SELECT current_database()").fetchall()[0][0]
-        con.execute(f'COPY FROM DATABASE "{current}" TO nsys_duck_saved')
-    finally:
-        con.execute("DETACH nsys_duck_saved")
 
 
 def open_database(path: Path, workspace_dir: Path) -> duckdb.DuckDBPyConnection:
