@@ -10,33 +10,46 @@
 -- correlation_id 0/NULL never links (nsys-tables.md 4.4). Rows with NULL
 -- times, end < start or a NULL globalTid (no thread to draw them on) are
 -- NOT here: they are counted in stg_skipped_rows.
+-- Names are resolved and classified once per distinct nameId, not per call.
 
 CREATE OR REPLACE VIEW stg_runtime_calls AS
-WITH named AS (
+WITH api_names AS (
     SELECT
-        r.start AS start_ns,
-        r."end" AS end_ns,
-        r.eventClass AS event_class,
-        CAST(r.globalTid AS BIGINT) AS global_tid,
-        nsys_proc_key(r.globalTid) AS proc_key,
-        nsys_os_pid(r.globalTid) AS os_pid,
-        nsys_os_tid(r.globalTid) AS os_tid,
-        nullif(r.correlationId, 0) AS correlation_id,
-        clean_text(coalesce(name_str.value,
-            'cudaApi#' || CAST(r.nameId AS VARCHAR), '[unnamed API]'))
-            AS api_full_name
-    FROM nsys.CUPTI_ACTIVITY_KIND_RUNTIME AS r
-    LEFT JOIN nsys.StringIds AS name_str ON name_str.id = r.nameId
-    WHERE r.eventClass IN (0, 1)
-        AND r.start IS NOT NULL AND r."end" IS NOT NULL
-        AND r."end" >= r.start AND r.globalTid IS NOT NULL
+        name_id,
+        api_full_name,
+        cuda_api_unversioned(api_full_name) AS api_name,
+        cuda_api_base(api_full_name) AS api_base
+    FROM (
+        SELECT
+            ids.name_id,
+            clean_text(coalesce(name_str.value,
+                'cudaApi#' || CAST(ids.name_id AS VARCHAR), '[unnamed API]'))
+                AS api_full_name
+        FROM (
+            SELECT DISTINCT nameId AS name_id
+            FROM nsys.CUPTI_ACTIVITY_KIND_RUNTIME
+        ) AS ids
+        LEFT JOIN nsys.StringIds AS name_str ON name_str.id = ids.name_id
+    )
 )
 SELECT
-    *,
-    cuda_api_unversioned(api_full_name) AS api_name,
-    cuda_api_base(api_full_name) AS api_base,
-    cuda_api_base(api_full_name) IN (
+    r.start AS start_ns,
+    r."end" AS end_ns,
+    r.eventClass AS event_class,
+    CAST(r.globalTid AS BIGINT) AS global_tid,
+    nsys_proc_key(r.globalTid) AS proc_key,
+    nsys_os_pid(r.globalTid) AS os_pid,
+    nsys_os_tid(r.globalTid) AS os_tid,
+    nullif(r.correlationId, 0) AS correlation_id,
+    n.api_full_name,
+    n.api_name,
+    n.api_base,
+    n.api_base IN (
         'cudaDeviceSynchronize', 'cudaThreadSynchronize',
         'cudaStreamSynchronize', 'cuCtxSynchronize', 'cuStreamSynchronize'
     ) AS is_sync
-FROM named;
+FROM nsys.CUPTI_ACTIVITY_KIND_RUNTIME AS r
+JOIN api_names AS n ON n.name_id IS NOT DISTINCT FROM r.nameId
+WHERE r.eventClass IN (0, 1)
+    AND r.start IS NOT NULL AND r."end" IS NOT NULL
+    AND r."end" >= r.start AND r.globalTid IS NOT NULL;

@@ -10,24 +10,23 @@
 -- graphs, staged copies); an operation links at most one call.
 
 CREATE OR REPLACE TABLE int_runtime_calls AS
-WITH linked AS (
-    SELECT DISTINCT call.global_tid, call.correlation_id, call.start_ns
+WITH calls AS (
+    SELECT
+        call.*,
+        -- a semi join: does any GPU operation carry this call's key?
+        EXISTS (
+            SELECT 1 FROM int_gpu_ops AS op
+            WHERE op.proc_key = call.proc_key
+                AND op.correlation_id = call.correlation_id
+        ) AS launched_gpu_work
     FROM stg_runtime_calls AS call
-    JOIN int_gpu_ops AS op
-        ON op.proc_key = call.proc_key
-        AND op.correlation_id = call.correlation_id
 )
 SELECT
     row_number() OVER () AS call_id,
-    call.*,
-    CASE WHEN linked.correlation_id IS NOT NULL THEN 'cuda_api'
-        ELSE 'cuda_sync' END AS cat
-FROM stg_runtime_calls AS call
-LEFT JOIN linked
-    ON linked.global_tid = call.global_tid
-    AND linked.correlation_id = call.correlation_id
-    AND linked.start_ns = call.start_ns
-WHERE linked.correlation_id IS NOT NULL OR call.is_sync;
+    calls.* EXCLUDE (launched_gpu_work),
+    CASE WHEN launched_gpu_work THEN 'cuda_api' ELSE 'cuda_sync' END AS cat
+FROM calls
+WHERE launched_gpu_work OR is_sync;
 
 CREATE OR REPLACE TABLE int_runtime_links AS
 SELECT
