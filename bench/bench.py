@@ -10,6 +10,13 @@ every input event row as JSON text, compressed with the same gzip library
 machines are noisy. Every output is checked with the contract validator
 (when available): speed never comes from writing less.
 
+With ncompass installed (``pip install -e '.[bench]'``, which ``make bench``
+does), its Rust converter ``nsys-chrome`` is timed too, on the SQLite form of
+each scaled input (the form it reads), with its default event types and
+``--metadata`` (as its own CLI runs it): ``ours/ncompass`` < 1 means we are
+faster. It writes no memcpy, memset, sync, flow or projected-copy events, so
+it writes fewer events than we do; its event count is printed for that reason.
+
 Usage: python bench/bench.py [--scale 1m|5m] [--reports N] [--no-validate]
 """
 
@@ -62,6 +69,32 @@ def run_measured(cmd: list[str], env=None) -> tuple[float, float, str]:
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"failed: {' '.join(cmd)}\n{err.decode(errors='replace')}")
     return wall, usage.ru_maxrss / 1024, out.decode()
+
+
+def ncompass_binary() -> Path | None:
+    """ncompass's Rust converter (``ncompass/bin/nsys-chrome``), if installed."""
+    try:
+        import ncompass
+    except ImportError:
+        return None
+    exe = Path(ncompass.__file__).parent / "bin" / "nsys-chrome"
+    return exe if exe.exists() else None
+
+
+def count_json_events(path: Path) -> int:
+    """Events in a Chrome Trace JSON(.gz) file (array or {"traceEvents": [...]})."""
+    import duckdb
+    con = duckdb.connect()
+    con.execute("SET memory_limit = '2GB'")
+    q = f"SELECT * FROM read_json_objects('{path}', format = 'auto')"
+    try:
+        n = con.execute(f"SELECT count(*) FROM ({q})").fetchall()[0][0]
+        if n == 1:   # an object wrapping traceEvents
+            n = con.execute(f"SELECT json_array_length(json, '$.traceEvents') FROM ({q})"
+                            ).fetchall()[0][0]
+        return n
+    except duckdb.Error:
+        return -1
 
 
 def rows_in(folder: Path) -> int:
@@ -130,8 +163,12 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     inputs = dev_inputs(args.reports) + (scaled_inputs(args.scale) if args.scale else [])
     exe = str(Path(sys.executable).with_name("nsys-duck"))
+    nc = ncompass_binary()
+    if nc is None:
+        print("note: ncompass is not installed (pip install -e '.[bench]'): no ours/ncompass column")
     header = (f"{'input':34} {'rows in':>10} {'events':>10} {'wall s':>7} {'RSS MB':>7} "
-              f"{'rows/s':>10} {'events/s':>10} {'floor s':>7} {'ours/floor':>10}")
+              f"{'rows/s':>10} {'events/s':>10} {'floor s':>7} {'ours/floor':>10}"
+              + (f" {'nc s':>7} {'nc RSS':>7} {'nc events':>10} {'ours/nc':>7}" if nc else ""))
     print(header)
     print("-" * len(header))
     for name, folder in inputs:
@@ -150,9 +187,22 @@ def main(argv=None) -> int:
                 verdict += f" (validation {time.perf_counter() - t0:.1f} s)"
         tables = [t for t in EVENT_TABLES if (folder / f"{t}.parquet").exists()]
         floor, _, _ = run_measured([sys.executable, "-c", FLOOR_CODE, str(folder), *tables])
+        theirs = ""
+        sqlite = folder.parent / f"{name}.sqlite"
+        if nc is not None:
+            if sqlite.exists():
+                with tempfile.TemporaryDirectory() as tmp:
+                    out_path = Path(tmp) / "nc.json.gz"
+                    nc_wall, nc_rss, _ = run_measured(
+                        [str(nc), "--metadata", "-o", str(out_path), str(sqlite)])
+                    nc_events = count_json_events(out_path)
+                theirs = (f" {nc_wall:>7.2f} {nc_rss:>7.0f} {nc_events:>10,} "
+                          f"{wall / nc_wall:>7.2f}")
+            else:
+                theirs = f" {'(no SQLite form)':>35}"
         print(f"{name:34} {n_in:>10,} {events:>10,} {wall:>7.2f} {rss:>7.0f} "
               f"{n_in / wall:>10,.0f} {events / wall:>10,.0f} {floor:>7.2f} "
-              f"{wall / floor:>10.2f} {verdict}", flush=True)
+              f"{wall / floor:>10.2f}{theirs} {verdict}", flush=True)
     return 0
 
 
