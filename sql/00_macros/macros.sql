@@ -40,3 +40,11 @@ CREATE OR REPLACE MACRO cuda_api_base(api_name) AS
 -- Nsight strings may hold bytes that are not valid UTF-8 or NUL: keep the
 -- text, drop NUL (Perfetto cuts a name at NUL). Never NULL for a non-NULL in.
 CREATE OR REPLACE MACRO clean_text(s) AS replace(s, chr(0), '');
+
+-- args of a CUDA API slice (output-contract.md, Events): correlationId,
+-- the full API name (with its CUPTI version), eventClass runtime/driver.
+CREATE OR REPLACE MACRO cuda_api_args_json(correlation_id, api_full_name,
+        event_class) AS
+    json_object('correlationId', correlation_id, 'name', api_full_name,
+        'eventClass', CASE event_class WHEN 0 THEN 'runtime'
+            ELSE 'driver' END);

@@ -32,7 +32,10 @@
 -- ownership rule used, gpuOps and apiCalls. GPU slices (both copies of an
 -- operation) carry args_json NULL here: their args live once per operation
 -- in int_gpu_op_args and are joined in when the JSON is written, so the big
--- argument strings are not stored twice.
+-- argument strings are not stored twice. CUDA API slices too: their args
+-- (correlationId, name = api_full_name, eventClass runtime/driver) are
+-- built at output from api_full_name and event_class (cuda_api_args_json),
+-- since a text unique to each row costs more to store than to build.
 -- lane_rule: NULL (the track's data nests by construction, or the slice is
 -- zero-length), 'disjoint' (X slices that may overlap: a lane holds
 -- disjoint slices) or 'nest' (B slices of NVTX Kernel tracks: a lane may
@@ -71,6 +74,8 @@ gpu_executed AS (
         NULL::BIGINT AS os_tid, op.context_id, op.stream_id,
         op.correlation_id, op.copy_kind_label, op.bytes,
         NULL::VARCHAR AS args_json,  -- GPU args: int_gpu_op_args, at output
+        NULL::VARCHAR AS api_full_name,
+        NULL::BIGINT AS event_class,
         NULL::BIGINT AS nest_seq
     FROM int_gpu_ops AS op
 ),
@@ -86,7 +91,7 @@ gpu_projected AS (
         op.op_id, NULL, NULL,
         op.device_id, op.proc_key, op.os_pid, NULL, op.context_id,
         op.stream_id, op.correlation_id, op.copy_kind_label, op.bytes,
-        NULL, NULL
+        NULL, NULL, NULL, NULL
     FROM int_gpu_ops AS op
     WHERE op.projection IS NOT NULL
 ),
@@ -112,10 +117,8 @@ api AS (
         NULL, call.call_id, NULL,
         NULL, call.proc_key, call.os_pid, call.os_tid, NULL, NULL,
         call.correlation_id, NULL, NULL,
-        json_object('correlationId', call.correlation_id,
-            'name', call.api_full_name,
-            'eventClass', CASE call.event_class WHEN 0 THEN 'runtime'
-                ELSE 'driver' END),
+        NULL,  -- args built at output from the next two columns
+        call.api_full_name, CAST(call.event_class AS BIGINT),
         NULL
     FROM int_runtime_calls AS call
     JOIN call_homes AS ch ON ch.call_id = call.call_id
@@ -188,6 +191,7 @@ nvtx_thread AS (
                 THEN ',"endTid":' || CAST(nsys_os_tid(e.end_global_tid)
                     AS VARCHAR) ELSE '' END
             || '}',
+        NULL, NULL,
         e.nvtx_id
     FROM nvtx_cpu_rows AS e
     JOIN thread_domains AS td
@@ -215,6 +219,7 @@ nvtx_kernel AS (
             'kind', replace(p.range_kind, '_', '/'),
             'ownership', p.ownership,
             'gpuOps', p.gpu_op_count, 'apiCalls', p.launch_count),
+        NULL, NULL,
         p.path_order
     FROM int_nvtx_gpu_projection AS p
     LEFT JOIN thread_label AS tl ON tl.global_tid = p.global_tid

@@ -51,7 +51,10 @@ SELECT '{"ph":"X","cat":"' || s.cat || '","name":' || to_json(s.name)
     || ',"dur":' || json_us(s.end_ns - s.start_ns)
     || ',"pid":' || CAST(s.json_pid AS VARCHAR)
     || ',"tid":' || CAST(s.json_tid AS VARCHAR)
-    || ',"args":' || coalesce(s.args_json, op_args.args_json, '{}') || '}'
+    || ',"args":' || coalesce(s.args_json, op_args.args_json,
+        CASE WHEN s.call_id IS NOT NULL THEN cuda_api_args_json(
+            s.correlation_id, s.api_full_name, s.event_class) END, '{}')
+    || '}'
 FROM int_slices_on_tracks AS s
 CROSS JOIN base
 LEFT JOIN int_gpu_op_args AS op_args ON op_args.op_id = s.op_id
