@@ -45,7 +45,7 @@ class Options:
     force: bool = False
     sql_dir: Path | None = None
     nvtx_scope: str = "thread"
-    memory_limit: str = "2GB"
+    memory_limit: str = "1GB"
     threads: int | None = None
     validate: bool = True   # run the contract validator before publishing
     database: bool = True   # also write NAME.duckdb (the pipeline's views and tables)
@@ -164,8 +164,10 @@ def build(con: duckdb.DuckDBPyConnection, export_dir: Path, opts: Options,
             raise SqlStageError(f"{STANDINS}: {' '.join(str(exc).split())[:300]}") from None
     scratch = con.execute("SELECT current_setting('temp_directory')").fetchall()[0][0]
     scratch_dir = Path(scratch) if scratch and Path(scratch).is_dir() else None
+    t0 = time.perf_counter()
     columns = sources.register_export(con, export_dir, expected=expected,
                                       scratch=scratch_dir, notes=notes)
+    registered = pipeline.StageTiming("register the export", time.perf_counter() - t0)
     ctx = pipeline.Context(columns, options)
     n = len(files)
     done = [0]
@@ -174,7 +176,7 @@ def build(con: duckdb.DuckDBPyConnection, export_dir: Path, opts: Options,
         progress(f"SQL {rel}", done[0] / n)
         done[0] += 1
 
-    timings = pipeline.run_pipeline(con, files, ctx, HOOKS, on_file)
+    timings = [registered] + pipeline.run_pipeline(con, files, ctx, HOOKS, on_file)
     pipeline.check_outputs(con, files)
     return files, timings
 
@@ -396,9 +398,11 @@ def _convert_locked(source: Source, ws: Workspace, opts: Options,
             summary = [(m, v) for _, m, v in con.execute(
                 "SELECT * FROM trace_summary").fetchall()]
             base_ns = con.execute("SELECT base_ns FROM trace_base").fetchall()[0][0]
+            t1 = time.perf_counter()
             con.close()
             if opts.database:
                 database.relativize_sources(db_tmp, export_dir, ws.dir)
+            timings.append(pipeline.StageTiming("close NAME.duckdb", time.perf_counter() - t1))
         except SqlStageError as exc:
             raise _duckdb_failure(str(exc), export_dir, ws, opts, exc) from None
         except duckdb.Error as exc:
