@@ -86,7 +86,7 @@ def _terminate(signum, frame):
               help="Folder of .sql files overriding/adding to the packaged stages.")
 @click.option("--nvtx-scope", type=click.Choice(["thread", "process"]), default="thread",
               show_default=True, help="Which API calls an NVTX range owns.")
-@click.option("--memory-limit", default="1GB", show_default=True,
+@click.option("--memory-limit", default="2GB", show_default=True,
               help="DuckDB memory limit; past it DuckDB spills to disk.")
 @click.option("--timings", is_flag=True, help="Print per-stage wall times.")
 @click.option("--no-validate", "no_validate", is_flag=True,
@@ -154,7 +154,7 @@ def _shown(path: str) -> str:
 @click.option("--max-examples", default=5, show_default=True, metavar="N", type=int,
               help="Examples kept per rule (totals are always exact).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option("--memory-limit", default="1GB", show_default=True,
+@click.option("--memory-limit", default="2GB", show_default=True,
               help="DuckDB memory limit of the validator.")
 def validate_cmd(file, max_examples, as_json, memory_limit):
     """Check a .perfetto.json.gz against the output contract and Perfetto's rules.

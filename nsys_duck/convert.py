@@ -45,7 +45,7 @@ class Options:
     force: bool = False
     sql_dir: Path | None = None
     nvtx_scope: str = "thread"
-    memory_limit: str = "1GB"
+    memory_limit: str = "2GB"
     threads: int | None = None
     validate: bool = True   # run the contract validator before publishing
     database: bool = True   # also write NAME.duckdb (the pipeline's views and tables)

@@ -20,7 +20,8 @@ from isal import igzip_threaded, isal_zlib
 
 from .errors import NsysDuckError
 
-BATCH_ROWS = 100_000
+BATCH_ROWS = 16_384        # JSON text rows per Arrow batch (rows may be long)
+SMALL_BATCH_ROWS = 32_768  # Parquet rows per batch (rows may be wide)
 
 KERNEL_DEPENDENCIES_SCHEMA = pa.schema([
     ("src_correlation_id", pa.int64()),
@@ -147,8 +148,10 @@ def check_gzip_trailer(path: Path, stats: JsonStats) -> None:
 
 
 def write_parquet(con: duckdb.DuckDBPyConnection, query: str, path: Path) -> int:
-    """Stream ``query`` into a zstd Parquet file; returns the row count."""
-    reader = con.sql(query).to_arrow_reader(BATCH_ROWS)
+    """Stream ``query`` into a zstd Parquet file, one row group per batch of
+    SMALL_BATCH_ROWS rows (rows can be wide: a kernel's NVTX path may list
+    thousands of names, so batches stay small); returns the row count."""
+    reader = con.sql(query).to_arrow_reader(SMALL_BATCH_ROWS)
     rows = 0
     with pq.ParquetWriter(path, reader.schema, compression="zstd") as writer:
         for batch in reader:
