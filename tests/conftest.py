@@ -18,6 +18,15 @@ REPO = Path(__file__).resolve().parent.parent
 REPORTS = Path(os.environ.get("NSYS_DUCK_REPORTS", REPO.parent / "shared" / "data" / "reports"))
 
 
+def pytest_sessionstart(session):
+    """Stop at once, with one message, when the real reports are not there:
+    the suite runs on them, and dozens of FileNotFoundErrors would hide why."""
+    if not any(REPORTS.glob("*/parquet")):
+        pytest.exit(f"the dev reports are not at {REPORTS}: clone nsys-duck beside the "
+                    "team's shared/ folder (../shared/data/reports) or set "
+                    "NSYS_DUCK_REPORTS to that folder", returncode=4)
+
+
 def report_exports() -> list[Path]:
     """Every dev report's Parquet export folder (``REPORTS/*/parquet``)."""
     return sorted(p for p in REPORTS.glob("*/parquet") if p.is_dir())
