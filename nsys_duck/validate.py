@@ -288,6 +288,15 @@ def _text(obj: Any) -> str:
     return s.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+def _escaped(buf: bytes, pos: int) -> bool:
+    """Is the backslash at ``buf[pos]`` itself escaped (an odd run of
+    backslashes right before it)?"""
+    j = pos
+    while j > 0 and buf[j - 1] == 0x5C:
+        j -= 1
+    return (pos - j) % 2 == 1
+
+
 def _snippet(buf: bytes, pos: int) -> str:
     """Raw bytes around ``pos`` (from the start of the enclosing event if near)."""
     start = buf.rfind(b"{", max(0, pos - 200), pos + 1)
@@ -493,7 +502,9 @@ class _Producer(threading.Thread):
             chunk = self._fix_utf8(chunk)
         return chunk
 
-    def _check(self, chunk: bytes) -> bytes:
+    def _track(self, chunk: bytes) -> int:
+        """Record the head, last byte and trailing whitespace (``json`` rules)
+        and count ``chunk``; returns the stream offset of ``carry + chunk``."""
         if len(self.head) < 128:
             self.head += chunk[: 128 - len(self.head)]
         stripped = chunk.rstrip(_WS)
@@ -504,18 +515,25 @@ class _Producer(threading.Thread):
             self.trailing_ws += len(chunk)
         base = self.total - len(self.carry)  # stream offset of buf[0]
         self.total += len(chunk)
+        return base
+
+    def _keep_carry(self, buf: bytes, keep: int) -> None:
+        """Next carry: the last ``keep`` bytes of ``buf``, extended back over a
+        run of backslashes so escape parity can be decided."""
+        cut = max(0, len(buf) - keep)
+        while cut > 0 and buf[cut - 1] == 0x5C:
+            cut -= 1
+        self.carry = buf[cut:]
+
+    def _check(self, chunk: bytes) -> bytes:
+        base = self._track(chunk)
         utf8_ok = self._utf8_ok(chunk, base + len(self.carry))
         buf = self.carry + chunk
         ctrl = False
         if pc.match_substring_regex(pa.array([buf], pa.binary()), _PREFILTER)[0].as_py():
             self._slow(buf, len(self.carry), base, final=False)
             ctrl = _RE_CTRL.search(chunk) is not None
-        # Next carry: last CARRY bytes, extended back over a run of
-        # backslashes so escape parity can be decided.
-        cut = max(0, len(buf) - CARRY)
-        while cut > 0 and buf[cut - 1] == 0x5C:
-            cut -= 1
-        self.carry = buf[cut:]
+        self._keep_carry(buf, CARRY)
         return self._sanitize(chunk, ctrl, utf8_ok)
 
     def _slow(self, buf: bytes, lo: int, base: int, final: bool) -> None:
@@ -535,10 +553,7 @@ class _Producer(threading.Thread):
         for m in _RE_ESC.finditer(buf):
             if not fresh(m):
                 continue
-            j = m.start()
-            while j > 0 and buf[j - 1] == 0x5C:
-                j -= 1
-            if (m.start() - j) % 2:  # odd run before: this backslash is escaped
+            if _escaped(buf, m.start()):
                 continue
             esc = m.group().decode()
             if esc == "\\u0000":
@@ -1984,16 +1999,7 @@ class _FastScan(_Producer):
             self._check(chunk)
 
     def _check(self, chunk: bytes) -> bytes:
-        if len(self.head) < 128:
-            self.head += chunk[: 128 - len(self.head)]
-        stripped = chunk.rstrip(_WS)
-        if stripped:
-            self.last = stripped[-1:]
-            self.trailing_ws = len(chunk) - len(stripped)
-        else:
-            self.trailing_ws += len(chunk)
-        base = self.total - len(self.carry)  # stream offset of buf[0]
-        self.total += len(chunk)
+        base = self._track(chunk)
         if not chunk.isascii() or self.utf8.getstate()[0]:
             try:
                 self.utf8.decode(chunk)
@@ -2003,10 +2009,7 @@ class _FastScan(_Producer):
         buf = self.carry + chunk
         if pc.match_substring_regex(pa.array([buf], pa.binary()), _FAST_PREFILTER)[0].as_py():
             self._slow(buf, len(self.carry), base, final=False)
-        cut = max(0, len(buf) - max(CARRY, FAST_CARRY))
-        while cut > 0 and buf[cut - 1] == 0x5C:  # keep whole backslash runs (parity)
-            cut -= 1
-        self.carry = buf[cut:]
+        self._keep_carry(buf, max(CARRY, FAST_CARRY))
         return chunk
 
     def _slow(self, buf: bytes, lo: int, base: int, final: bool) -> None:
@@ -2018,10 +2021,7 @@ class _FastScan(_Producer):
         for m in _RE_FAST_ESC.finditer(buf):
             if not lo <= m.end() < hi:
                 continue
-            j = m.start()
-            while j > 0 and buf[j - 1] == 0x5C:
-                j -= 1
-            if (m.start() - j) % 2:  # odd run before: this backslash is escaped
+            if _escaped(buf, m.start()):
                 continue
             esc = m.group().decode()
             if esc == "\\u0000":
