@@ -20,6 +20,7 @@ import signal
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -164,10 +165,10 @@ def build(con: duckdb.DuckDBPyConnection, export_dir: Path, opts: Options,
             raise SqlStageError(f"{STANDINS}: {' '.join(str(exc).split())[:300]}") from None
     scratch = con.execute("SELECT current_setting('temp_directory')").fetchall()[0][0]
     scratch_dir = Path(scratch) if scratch and Path(scratch).is_dir() else None
-    t0 = time.perf_counter()
-    columns = sources.register_export(con, export_dir, expected=expected,
-                                      scratch=scratch_dir, notes=notes)
-    registered = pipeline.StageTiming("register the export", time.perf_counter() - t0)
+    registered: list[pipeline.StageTiming] = []
+    with _timed(registered, "register the export"):
+        columns = sources.register_export(con, export_dir, expected=expected,
+                                          scratch=scratch_dir, notes=notes)
     ctx = pipeline.Context(columns, options)
     n = len(files)
     done = [0]
@@ -176,7 +177,7 @@ def build(con: duckdb.DuckDBPyConnection, export_dir: Path, opts: Options,
         progress(f"SQL {rel}", done[0] / n)
         done[0] += 1
 
-    timings = [registered] + pipeline.run_pipeline(con, files, ctx, HOOKS, on_file)
+    timings = registered + pipeline.run_pipeline(con, files, ctx, HOOKS, on_file)
     pipeline.check_outputs(con, files)
     return files, timings
 
@@ -356,6 +357,7 @@ def _convert_locked(source: Source, ws: Workspace, opts: Options,
         raise _os_failure(exc, ws) from None
     spill = Path(tempfile.mkdtemp(prefix=".duckdb-spill-", dir=ws.dir))
     tmp_files: list[Path] = []
+    con: duckdb.DuckDBPyConnection | None = None
     stage = "the SQL stages"
     try:
         try:
@@ -373,36 +375,29 @@ def _convert_locked(source: Source, ws: Workspace, opts: Options,
             finals = [ws.json_gz, ws.events_parquet, ws.kernel_dependencies]
             tmps = [writers.temp_path(f) for f in finals]
             tmp_files.extend(tmps)
-            t0 = time.perf_counter()
             progress("writing JSON", None)
             stage = "writing the JSON trace"
-            stats = writers.write_trace_json(con, tmps[0])
-            writers.check_gzip_trailer(tmps[0], stats)
-            timings.append(pipeline.StageTiming("write JSON", time.perf_counter() - t0))
-            t1 = time.perf_counter()
+            with _timed(timings, "write JSON"):
+                stats = writers.write_trace_json(con, tmps[0])
+                writers.check_gzip_trailer(tmps[0], stats)
             progress("writing Parquet", None)
             stage = "writing the aligned Parquet"
-            rows = writers.write_parquet(con, "SELECT * FROM trace_slices", tmps[1])
-            writers.write_kernel_dependencies(tmps[2])
-            timings.append(pipeline.StageTiming("write Parquet", time.perf_counter() - t1))
-            t1 = time.perf_counter()
-            if opts.database:
-                progress("saving the SQL database", None)
-                stage = "saving NAME.duckdb"
-                con.execute("CHECKPOINT")
-                finals.append(ws.database)
-                tmps.append(db_tmp)
-                timings.append(pipeline.StageTiming("save NAME.duckdb",
-                                                    time.perf_counter() - t1))
+            with _timed(timings, "write Parquet"):
+                rows = writers.write_parquet(con, "SELECT * FROM trace_slices", tmps[1])
+                writers.write_kernel_dependencies(tmps[2])
             stage = "the summary"
             summary = [(m, v) for _, m, v in con.execute(
                 "SELECT * FROM trace_summary").fetchall()]
             base_ns = con.execute("SELECT base_ns FROM trace_base").fetchall()[0][0]
-            t1 = time.perf_counter()
-            con.close()
-            if opts.database:
-                database.relativize_sources(db_tmp, export_dir, ws.dir)
-            timings.append(pipeline.StageTiming("close NAME.duckdb", time.perf_counter() - t1))
+            progress("saving the SQL database" if opts.database else "closing", None)
+            stage = "saving NAME.duckdb"
+            with _timed(timings, "save NAME.duckdb" if opts.database else "close DuckDB"):
+                con.close()   # checkpoints NAME.duckdb (when the run is in it)
+                con = None
+                if opts.database:
+                    database.relativize_sources(db_tmp, export_dir, ws.dir)
+                    finals.append(ws.database)
+                    tmps.append(db_tmp)
         except SqlStageError as exc:
             raise _duckdb_failure(str(exc), export_dir, ws, opts, exc) from None
         except duckdb.Error as exc:
@@ -439,8 +434,21 @@ def _convert_locked(source: Source, ws: Workspace, opts: Options,
                       [f.relpath for f in files if f.added], timings, base_ns,
                       validated, seconds)
     finally:
+        if con is not None:
+            try:
+                con.close()   # before its files are removed (no late writes)
+            except duckdb.Error:
+                pass
         writers.discard(tmp_files)
         shutil.rmtree(spill, ignore_errors=True)
+
+
+@contextmanager
+def _timed(timings: list[pipeline.StageTiming], label: str):
+    """Append how long the ``with`` body took to ``timings`` as ``label``."""
+    t0 = time.perf_counter()
+    yield
+    timings.append(pipeline.StageTiming(label, time.perf_counter() - t0))
 
 
 def _lines(exc: BaseException) -> str:

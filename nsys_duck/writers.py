@@ -20,8 +20,10 @@ from isal import igzip_threaded, isal_zlib
 
 from .errors import NsysDuckError
 
-BATCH_ROWS = 16_384        # JSON text rows per Arrow batch (rows may be long)
-SMALL_BATCH_ROWS = 32_768  # Parquet rows per batch (rows may be wide)
+# Rows per Arrow batch from DuckDB. Rows can be long (a kernel's args or
+# NVTX path may list thousands of range names), so batches stay small.
+JSON_BATCH_ROWS = 16_384
+PARQUET_BATCH_ROWS = 32_768   # also the Parquet row group size
 
 KERNEL_DEPENDENCIES_SCHEMA = pa.schema([
     ("src_correlation_id", pa.int64()),
@@ -41,7 +43,7 @@ def temp_path(final: Path) -> Path:
 
 def _string_batches(con: duckdb.DuckDBPyConnection, query: str):
     """Yield the single VARCHAR column of ``query`` as Arrow string arrays."""
-    reader = con.sql(query).to_arrow_reader(BATCH_ROWS)
+    reader = con.sql(query).to_arrow_reader(JSON_BATCH_ROWS)
     for batch in reader:
         if batch.num_rows:
             yield batch.column(0)
@@ -93,9 +95,14 @@ def write_trace_json(con: duckdb.DuckDBPyConnection, path: Path, *, threads: int
     pending: memoryview | None = None
     with igzip_threaded.open(path, "wb", compresslevel=compresslevel,
                              threads=threads) as out:
-        out.write(b"[\n")
-        size += 2
-        crc = isal_zlib.crc32(b"[\n", crc)
+
+        def emit(buf) -> None:
+            nonlocal size, crc
+            out.write(buf)
+            size += len(buf)
+            crc = isal_zlib.crc32(buf, crc)
+
+        emit(b"[\n")
         queries = (
             "SELECT event_json || ',\n' FROM trace_events_body",
             "SELECT event_json || ',\n' FROM trace_events_stacks ORDER BY order_tid, "
@@ -111,17 +118,12 @@ def write_trace_json(con: duckdb.DuckDBPyConnection, path: Path, *, threads: int
                         f"{arr.null_count} rows of {view} have no event text (NULL "
                         "event_json: a bug in the SQL stages)")
                 if pending is not None:
-                    out.write(pending)
-                    size += len(pending)
-                    crc = isal_zlib.crc32(pending, crc)
+                    emit(pending)
                 pending = _concat(arr)
                 events += len(arr)
         if pending is None:
             raise NsysDuckError("no trace events to write")
-        tail = bytes(pending[:-2]) + b"\n]"   # drop the last ",\n"
-        out.write(tail)
-        size += len(tail)
-        crc = isal_zlib.crc32(tail, crc)
+        emit(bytes(pending[:-2]) + b"\n]")   # drop the last ",\n"
     return JsonStats(events, size, crc)
 
 
@@ -149,9 +151,8 @@ def check_gzip_trailer(path: Path, stats: JsonStats) -> None:
 
 def write_parquet(con: duckdb.DuckDBPyConnection, query: str, path: Path) -> int:
     """Stream ``query`` into a zstd Parquet file, one row group per batch of
-    SMALL_BATCH_ROWS rows (rows can be wide: a kernel's NVTX path may list
-    thousands of names, so batches stay small); returns the row count."""
-    reader = con.sql(query).to_arrow_reader(SMALL_BATCH_ROWS)
+    PARQUET_BATCH_ROWS rows; returns the row count."""
+    reader = con.sql(query).to_arrow_reader(PARQUET_BATCH_ROWS)
     rows = 0
     with pq.ParquetWriter(path, reader.schema, compression="zstd") as writer:
         for batch in reader:
