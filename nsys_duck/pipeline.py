@@ -106,13 +106,19 @@ class Context:
 
 
 def render(sql_file: SqlFile, ctx: Context) -> str:
-    """Render one file's Jinja template (StrictUndefined: typos fail loudly)."""
+    """Render one file's Jinja template (StrictUndefined: typos fail loudly).
+
+    Template names: ``col(table, column)``, ``has_table(table)``,
+    ``has_column(table, column)``, ``export_tables`` (the export's table
+    names, sorted) and the CLI options (``nvtx_scope``).
+    """
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False,
                              keep_trailing_newline=True)
     try:
         template = env.from_string(sql_file.text)
         return template.render(col=ctx.col, has_table=ctx.has_table,
-                               has_column=ctx.has_column, **ctx.options)
+                               has_column=ctx.has_column,
+                               export_tables=sorted(ctx.columns), **ctx.options)
     except jinja2.TemplateError as exc:
         raise SqlStageError(f"{sql_file.relpath}: template error: {exc}") from None
 

@@ -6,6 +6,11 @@
 -- statement is a no-op. Reads: nothing.
 -- Invariants: this file lists every Nsight column the pipeline reads (see
 -- nsys-tables.md section 1); a missing table means "no rows", never an error.
+-- Newer exports (schema 3.16 ... 3.25, Nsight Systems 2024.6 ... 2026.2) add
+-- tables and columns listed here too (graph executions, CUDA events,
+-- copyCount, cluster dimensions, graphId); an older export lacks them and
+-- reads NULL or no rows. NVTX_EVENTS.binaryData is never read (raw bytes
+-- labelled as text: sources.NEVER_READ leaves it out of every view).
 -- Column contract for tables the export HAS (checked by Python before any
 -- stage runs, from this file's DDL): a column marked NOT NULL here is
 -- required, and a table without it is refused with one message naming the
@@ -26,7 +31,9 @@ CREATE TABLE IF NOT EXISTS nsys.CUPTI_ACTIVITY_KIND_KERNEL (
     gridX INTEGER, gridY INTEGER, gridZ INTEGER,
     blockX INTEGER, blockY INTEGER, blockZ INTEGER,
     staticSharedMemory INTEGER, dynamicSharedMemory INTEGER,
-    localMemoryPerThread INTEGER, gridId BIGINT, graphNodeId UBIGINT
+    localMemoryPerThread INTEGER, gridId BIGINT, graphNodeId UBIGINT,
+    greenContextId UBIGINT, graphId UBIGINT,
+    clusterX BIGINT, clusterY BIGINT, clusterZ BIGINT
 );
 
 CREATE TABLE IF NOT EXISTS nsys.CUPTI_ACTIVITY_KIND_MEMCPY (
@@ -34,13 +41,38 @@ CREATE TABLE IF NOT EXISTS nsys.CUPTI_ACTIVITY_KIND_MEMCPY (
     contextId UBIGINT, streamId UBIGINT, correlationId BIGINT, globalPid UBIGINT,
     bytes UBIGINT, copyKind UBIGINT, srcKind BIGINT, dstKind BIGINT,
     srcDeviceId BIGINT, dstDeviceId BIGINT, migrationCause BIGINT,
-    graphNodeId UBIGINT
+    graphNodeId UBIGINT, greenContextId UBIGINT, copyCount BIGINT
 );
 
 CREATE TABLE IF NOT EXISTS nsys.CUPTI_ACTIVITY_KIND_MEMSET (
     start BIGINT NOT NULL, "end" BIGINT NOT NULL, deviceId BIGINT NOT NULL,
     contextId UBIGINT, streamId UBIGINT, correlationId BIGINT, globalPid UBIGINT,
     value BIGINT, bytes UBIGINT, memKind BIGINT, graphNodeId UBIGINT
+);
+
+-- Graph executions in graph-level trace mode (--cuda-graph-trace=graph, the
+-- default): one row per cudaGraphLaunch as executed (schema 3.24+).
+CREATE TABLE IF NOT EXISTS nsys.CUPTI_ACTIVITY_KIND_GRAPH_TRACE (
+    start BIGINT NOT NULL, "end" BIGINT NOT NULL, deviceId BIGINT NOT NULL,
+    contextId UBIGINT, greenContextId UBIGINT, streamId UBIGINT,
+    correlationId BIGINT, globalPid UBIGINT, graphId UBIGINT,
+    graphExecId UBIGINT
+);
+
+-- CUPTI's synchronization records: the interval of a synchronizing API call
+-- (stream/event/context synchronize, stream wait event).
+CREATE TABLE IF NOT EXISTS nsys.CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (
+    start BIGINT NOT NULL, "end" BIGINT NOT NULL, deviceId BIGINT NOT NULL,
+    contextId UBIGINT, streamId UBIGINT, correlationId BIGINT,
+    globalPid UBIGINT, syncType BIGINT, eventId BIGINT, eventSyncId UBIGINT
+);
+
+-- CUDA event records; timestamp appears in schema 3.23 and is 0 unless the
+-- capture used --cuda-event-trace=true.
+CREATE TABLE IF NOT EXISTS nsys.CUPTI_ACTIVITY_KIND_CUDA_EVENT (
+    deviceId BIGINT NOT NULL, contextId UBIGINT, streamId UBIGINT,
+    correlationId BIGINT, globalPid UBIGINT, eventId BIGINT,
+    timestamp BIGINT, eventSyncId UBIGINT
 );
 
 CREATE TABLE IF NOT EXISTS nsys.CUPTI_ACTIVITY_KIND_RUNTIME (
@@ -72,6 +104,10 @@ CREATE TABLE IF NOT EXISTS nsys.PROCESSES (
 );
 
 CREATE TABLE IF NOT EXISTS nsys.ENUM_CUDA_MEMCPY_OPER (
+    id BIGINT, name VARCHAR, label VARCHAR
+);
+
+CREATE TABLE IF NOT EXISTS nsys.ENUM_CUPTI_SYNC_TYPE (
     id BIGINT, name VARCHAR, label VARCHAR
 );
 

@@ -2,22 +2,27 @@
 -- CUPTI timed it, with names and labels resolved.
 --
 -- Reads: nsys.CUPTI_ACTIVITY_KIND_{KERNEL,MEMCPY,MEMSET}, nsys.StringIds,
--- nsys.ENUM_CUDA_MEMCPY_OPER.
+-- nsys.ENUM_CUDA_MEMCPY_OPER, stg_export_info (time_offset_ns).
 -- Grain: one row per operation. Not unique on correlation_id: the kernels
 -- of one CUDA-graph launch share their launch's id.
--- Invariants: times are integer ns as exported (UTC epoch with
--- --ts-normalize); rows with NULL times, end < start, or a NULL or negative
+-- Invariants: times are integer UTC-epoch ns (Nsight's value plus
+-- stg_export_info.time_offset_ns, so normalized and session-relative
+-- exports agree); rows with NULL times, end < start, or a NULL or negative
 -- deviceId are NOT here: they are counted in stg_skipped_rows. A NULL
 -- globalPid reads as 0 (os_pid 0: the op is drawn, but never linked). proc_key = globalPid >> 24 is the scope
 -- of correlation_id (nsys-tables.md 4.1). Empty, not missing, when the
 -- report has no such operations. Never NULL where a track or slice name is
 -- built from it: a NULL context or stream id reads as 0, a kernel with
--- neither name nor name id is '[unnamed kernel]'.
+-- neither name nor name id is '[unnamed kernel]'. Ids that newer exports
+-- write as 0 where older ones wrote NULL (graphNodeId, greenContextId,
+-- graphId) read as NULL: 0 means "none" in both. copy_count is MEMCPY's
+-- copyCount (schema 3.17.2+): a row may stand for a batch of copies
+-- (cudaMemcpyBatchAsync); NULL when the export has no such column or value.
 
 CREATE OR REPLACE VIEW stg_kernels AS
 SELECT
-    k.start AS start_ns,
-    k."end" AS end_ns,
+    k.start + x.time_offset_ns AS start_ns,
+    k."end" + x.time_offset_ns AS end_ns,
     k.deviceId AS device_id,
     coalesce(CAST(k.contextId AS BIGINT), 0) AS context_id,
     coalesce(CAST(k.streamId AS BIGINT), 0) AS stream_id,
@@ -35,9 +40,15 @@ SELECT
     k.registersPerThread AS registers_per_thread,
     k.staticSharedMemory AS static_shared_memory,
     k.dynamicSharedMemory AS dynamic_shared_memory,
-    CAST({{ col('CUPTI_ACTIVITY_KIND_KERNEL', 'graphNodeId') }} AS BIGINT)
-        AS graph_node_id
+    nullif(CAST(k.graphNodeId AS BIGINT), 0) AS graph_node_id,
+    nullif(CAST(k.graphId AS BIGINT), 0) AS graph_id,
+    nullif(CAST(k.greenContextId AS BIGINT), 0) AS green_context_id,
+    -- cluster dimensions of a thread-block-cluster launch (0: not one)
+    CASE WHEN k.clusterX > 0 THEN
+        [k.clusterX, coalesce(k.clusterY, 1), coalesce(k.clusterZ, 1)]
+    END AS cluster_dims
 FROM nsys.CUPTI_ACTIVITY_KIND_KERNEL AS k
+CROSS JOIN stg_export_info AS x
 LEFT JOIN nsys.StringIds AS short_str ON short_str.id = k.shortName
 LEFT JOIN nsys.StringIds AS demangled_str ON demangled_str.id = k.demangledName
 WHERE k.start IS NOT NULL AND k."end" IS NOT NULL AND k."end" >= k.start
@@ -47,8 +58,8 @@ WHERE k.start IS NOT NULL AND k."end" IS NOT NULL AND k."end" >= k.start
 -- 'pcie' host<->device, 'd2d' device-side, 'none' (HtoH, unknown).
 CREATE OR REPLACE VIEW stg_memcpys AS
 SELECT
-    m.start AS start_ns,
-    m."end" AS end_ns,
+    m.start + x.time_offset_ns AS start_ns,
+    m."end" + x.time_offset_ns AS end_ns,
     m.deviceId AS device_id,
     coalesce(CAST(m.contextId AS BIGINT), 0) AS context_id,
     coalesce(CAST(m.streamId AS BIGINT), 0) AS stream_id,
@@ -75,8 +86,11 @@ SELECT
     (CAST(m.copyKind AS BIGINT) IN (11, 12, 13)
         AND coalesce(m.streamId, 0) = 0 AND coalesce(m.contextId, 0) = 0
         AND coalesce(m.correlationId, 0) = 0) AS is_unified_migration,
-    CAST(m.bytes AS BIGINT) AS bytes
+    CAST(m.bytes AS BIGINT) AS bytes,
+    m.copyCount AS copy_count,
+    nullif(CAST(m.greenContextId AS BIGINT), 0) AS green_context_id
 FROM nsys.CUPTI_ACTIVITY_KIND_MEMCPY AS m
+CROSS JOIN stg_export_info AS x
 LEFT JOIN nsys.ENUM_CUDA_MEMCPY_OPER AS kind_enum
     ON kind_enum.id = CAST(m.copyKind AS BIGINT)
 WHERE m.start IS NOT NULL AND m."end" IS NOT NULL AND m."end" >= m.start
@@ -84,8 +98,8 @@ WHERE m.start IS NOT NULL AND m."end" IS NOT NULL AND m."end" >= m.start
 
 CREATE OR REPLACE VIEW stg_memsets AS
 SELECT
-    s.start AS start_ns,
-    s."end" AS end_ns,
+    s.start + x.time_offset_ns AS start_ns,
+    s."end" + x.time_offset_ns AS end_ns,
     s.deviceId AS device_id,
     coalesce(CAST(s.contextId AS BIGINT), 0) AS context_id,
     coalesce(CAST(s.streamId AS BIGINT), 0) AS stream_id,
@@ -95,5 +109,6 @@ SELECT
     s.value AS memset_value,
     CAST(s.bytes AS BIGINT) AS bytes
 FROM nsys.CUPTI_ACTIVITY_KIND_MEMSET AS s
+CROSS JOIN stg_export_info AS x
 WHERE s.start IS NOT NULL AND s."end" IS NOT NULL AND s."end" >= s.start
     AND s.deviceId >= 0;

@@ -1,6 +1,6 @@
 -- stg_runtime_calls: CUDA runtime and driver API calls, one row per call.
 --
--- Reads: nsys.CUPTI_ACTIVITY_KIND_RUNTIME, nsys.StringIds.
+-- Reads: nsys.CUPTI_ACTIVITY_KIND_RUNTIME, nsys.StringIds, stg_export_info.
 -- Invariants: only eventClass 0 (runtime) and 1 (driver): the class-67
 -- backtrace twins would double every link (nsys-tables.md 1.5, trap 6).
 -- api_name drops the CUPTI callback version (_v7000, _v10000) but keeps a
@@ -11,6 +11,9 @@
 -- times, end < start or a NULL globalTid (no thread to draw them on) are
 -- NOT here: they are counted in stg_skipped_rows.
 -- Names are resolved and classified once per distinct nameId, not per call.
+-- Times are UTC-epoch ns (+ stg_export_info.time_offset_ns). Without
+-- StringIds every name is 'cudaApi#N' and is_sync is false; calls that have
+-- a GPU-side synchronization row are still drawn (int_runtime_calls).
 
 CREATE OR REPLACE VIEW stg_runtime_calls AS
 WITH api_names AS (
@@ -33,8 +36,8 @@ WITH api_names AS (
     )
 )
 SELECT
-    r.start AS start_ns,
-    r."end" AS end_ns,
+    r.start + x.time_offset_ns AS start_ns,
+    r."end" + x.time_offset_ns AS end_ns,
     r.eventClass AS event_class,
     CAST(r.globalTid AS BIGINT) AS global_tid,
     nsys_proc_key(r.globalTid) AS proc_key,
@@ -49,6 +52,7 @@ SELECT
         'cudaStreamSynchronize', 'cuCtxSynchronize', 'cuStreamSynchronize'
     ) AS is_sync
 FROM nsys.CUPTI_ACTIVITY_KIND_RUNTIME AS r
+CROSS JOIN stg_export_info AS x
 JOIN api_names AS n ON n.name_id IS NOT DISTINCT FROM r.nameId
 WHERE r.eventClass IN (0, 1)
     AND r.start IS NOT NULL AND r."end" IS NOT NULL

@@ -2,17 +2,21 @@
 -- counted per table and reason, so nothing is lost silently (the summary
 -- prints every non-zero count).
 --
--- Reads: nsys.CUPTI_ACTIVITY_KIND_{KERNEL,MEMCPY,MEMSET,RUNTIME},
--- nsys.NVTX_EVENTS.
+-- Reads: nsys.CUPTI_ACTIVITY_KIND_{KERNEL,MEMCPY,MEMSET,GRAPH_TRACE,
+-- SYNCHRONIZATION,RUNTIME}, nsys.NVTX_EVENTS.
 -- Invariants: the reasons mirror the WHERE clauses of stg_gpu_ops.sql,
 -- stg_runtime_calls.sql and stg_nvtx.sql; each dropped row is counted under
 -- exactly one reason (the first that applies, in the order listed here).
+-- The GPU tables are those of stg_gpu_ops.sql, stg_graph_executions.sql and
+-- stg_gpu_syncs.sql.
 -- Rows left out on purpose (runtime eventClass other than 0/1, the class-67
 -- backtrace twins) are not "skipped" and not counted.
 
 CREATE OR REPLACE VIEW stg_skipped_rows AS
 {% for table in ['CUPTI_ACTIVITY_KIND_KERNEL', 'CUPTI_ACTIVITY_KIND_MEMCPY',
-                 'CUPTI_ACTIVITY_KIND_MEMSET', 'CUPTI_ACTIVITY_KIND_RUNTIME'] %}
+                 'CUPTI_ACTIVITY_KIND_MEMSET', 'CUPTI_ACTIVITY_KIND_GRAPH_TRACE',
+                 'CUPTI_ACTIVITY_KIND_SYNCHRONIZATION',
+                 'CUPTI_ACTIVITY_KIND_RUNTIME'] %}
 SELECT '{{ table }}' AS source_table, 'NULL start or end' AS reason,
     count(*) AS skipped
 FROM nsys.{{ table }} WHERE start IS NULL OR "end" IS NULL

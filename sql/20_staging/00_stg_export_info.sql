@@ -1,0 +1,83 @@
+-- stg_export_info: what made the export and how its times read (one row).
+-- (File numbered 00: every other staging view reads time_offset_ns.)
+--
+-- Reads: nsys.META_DATA_EXPORT, nsys.TARGET_INFO_SESSION_START_TIME, and
+-- (only when the export does not say whether it was normalized) the first
+-- start of the kernel, runtime and NVTX tables.
+-- Produces: one row: the exporting nsys version, the export schema version
+-- (and its major/minor/micro numbers), whether times were normalized
+-- (`nsys export --ts-normalize`), the --ts-shift that was applied, the
+-- session start (TARGET_INFO_SESSION_START_TIME.utcEpochNs) and
+-- time_offset_ns: what every staging view adds to Nsight's times so they
+-- are UTC-epoch ns (output-contract.md, Time).
+-- Invariants:
+--   * A normalized export already holds epoch ns (EXPORT_CONFIG_TIME_SHIFT =
+--     utcEpochNs + --ts-shift): offset 0. A non-normalized one holds
+--     session-relative ns (+ --ts-shift): offset = utcEpochNs. So the same
+--     report exported either way gives the same absolute ns, and a
+--     --ts-shift is kept (it is what the user asked the exporter for).
+--   * EXPORT_PARAM_TIME_NORMALIZE decides; an export without it (older or
+--     hand-made) counts as normalized when EXPORT_CONFIG_TIME_SHIFT exceeds
+--     the --ts-shift (the epoch was added), else when its first event lies
+--     past half the session start's epoch value (relative times are small).
+--   * Never ANALYSIS_DETAILS: it is not a time origin.
+--   * The schema major version is checked in Python before any stage runs
+--     (3 is the only one this SQL reads; see nsys_duck/sources.py).
+
+CREATE OR REPLACE TABLE stg_export_info AS
+WITH meta AS (
+    SELECT name, any_value(value) AS value
+    FROM nsys.META_DATA_EXPORT
+    GROUP BY name
+),
+params AS (
+    SELECT
+        (SELECT value FROM meta WHERE name = 'EXPORT_PRODUCT_VERSION')
+            AS nsys_version,
+        (SELECT value FROM meta WHERE name = 'EXPORT_SCHEMA_VERSION')
+            AS schema_version,
+        (SELECT lower(trim(value)) FROM meta
+            WHERE name = 'EXPORT_PARAM_TIME_NORMALIZE') AS normalize_param,
+        (SELECT TRY_CAST(value AS BIGINT) FROM meta
+            WHERE name = 'EXPORT_PARAM_TIME_SHIFT') AS time_shift_ns,
+        (SELECT TRY_CAST(value AS HUGEINT) FROM meta
+            WHERE name = 'EXPORT_CONFIG_TIME_SHIFT') AS config_shift_ns,
+        (SELECT CAST(min(utcEpochNs) AS BIGINT)
+            FROM nsys.TARGET_INFO_SESSION_START_TIME) AS session_start_ns
+),
+decided AS (
+    SELECT
+        *,
+        CASE
+            WHEN normalize_param IN ('true', 'false')
+                THEN normalize_param = 'true'
+            WHEN config_shift_ns IS NOT NULL
+                THEN config_shift_ns <> coalesce(time_shift_ns, 0)
+            WHEN session_start_ns IS NULL THEN TRUE
+            ELSE coalesce((
+                SELECT min(first_ns) FROM (
+                    SELECT min(start) AS first_ns
+                    FROM nsys.CUPTI_ACTIVITY_KIND_KERNEL
+                    UNION ALL
+                    SELECT min(start) FROM nsys.CUPTI_ACTIVITY_KIND_RUNTIME
+                    UNION ALL
+                    SELECT min(start) FROM nsys.NVTX_EVENTS
+                )) > session_start_ns // 2, TRUE)
+        END AS time_normalized
+    FROM params
+)
+SELECT
+    nsys_version,
+    schema_version,
+    TRY_CAST(split_part(schema_version, '.', 1) AS INTEGER) AS schema_major,
+    TRY_CAST(split_part(schema_version, '.', 2) AS INTEGER) AS schema_minor,
+    TRY_CAST(split_part(schema_version, '.', 3) AS INTEGER) AS schema_micro,
+    time_normalized,
+    coalesce(time_shift_ns, 0) AS time_shift_ns,
+    session_start_ns,
+    CASE WHEN time_normalized THEN 0 ELSE coalesce(session_start_ns, 0) END
+        AS time_offset_ns
+FROM decided;
+
+COMMENT ON TABLE stg_export_info IS 'The export''s nsys and schema versions, its time normalization and --ts-shift, and time_offset_ns: what staging adds to Nsight times to reach UTC-epoch ns.';
+COMMENT ON COLUMN stg_export_info.time_offset_ns IS 'ns added to every Nsight timestamp: 0 for --ts-normalize=true exports, TARGET_INFO_SESSION_START_TIME.utcEpochNs for session-relative ones.';

@@ -1,0 +1,25 @@
+-- stg_cuda_events: CUDA event records (CUPTI_ACTIVITY_KIND_CUDA_EVENT) that
+-- carry a GPU timestamp: the moment a cudaEventRecord completed on its
+-- stream.
+--
+-- Reads: nsys.CUPTI_ACTIVITY_KIND_CUDA_EVENT, stg_export_info.
+-- Grain: one row per record with a timestamp. Nsight writes timestamp 0
+-- (or, before schema 3.23, no timestamp column) unless the capture used
+-- --cuda-event-trace=true: such rows are not here and the summary counts
+-- them ("CUDA event rows without a timestamp (not drawn)").
+-- Invariants: at_ns is UTC-epoch ns; NULL context/stream read as 0.
+
+CREATE OR REPLACE VIEW stg_cuda_events AS
+SELECT
+    e.timestamp + x.time_offset_ns AS at_ns,
+    e.deviceId AS device_id,
+    coalesce(CAST(e.contextId AS BIGINT), 0) AS context_id,
+    coalesce(CAST(e.streamId AS BIGINT), 0) AS stream_id,
+    e.correlationId AS correlation_id,
+    nsys_proc_key(coalesce(e.globalPid, 0)) AS proc_key,
+    nsys_os_pid(coalesce(e.globalPid, 0)) AS os_pid,
+    e.eventId AS event_id,
+    CAST(e.eventSyncId AS BIGINT) AS event_sync_id
+FROM nsys.CUPTI_ACTIVITY_KIND_CUDA_EVENT AS e
+CROSS JOIN stg_export_info AS x
+WHERE coalesce(e.timestamp, 0) <> 0 AND e.deviceId >= 0;

@@ -1,0 +1,63 @@
+-- stg_gpu_syncs: CUPTI's synchronization records
+-- (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION), one row each, with the kind of
+-- synchronization named.
+--
+-- Reads: nsys.CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, nsys.ENUM_CUPTI_SYNC_TYPE,
+-- stg_export_info.
+-- Grain: one row per record: the interval CUPTI gives the synchronizing
+-- call (cudaStreamSynchronize, cudaEventSynchronize, cudaStreamWaitEvent,
+-- cudaDeviceSynchronize, cuCtxSynchronize ...), linked to that call by
+-- (process, correlationId).
+-- The kind (sync_type, sync_name, the labels of ENUM_CUPTI_SYNC_TYPE) is
+-- read from which ids CUPTI filled in, not from the exported syncType
+-- number: CUPTI leaves streamId unset (4294967295) for context and event
+-- synchronization and the event id unset for context and stream
+-- synchronization (CUpti_ActivitySynchronization). The exported number
+-- disagrees with its own enum table in every export we have: 2023.4
+-- (schema 3.7.2) writes 1 for cudaDeviceSynchronize, 2 for
+-- cudaEventSynchronize, 3 for both stream kinds; 2024.6-2026.2 (3.16-3.25)
+-- write 2 for cudaStreamSynchronize and cudaStreamWaitEvent alike. The
+-- exported number and its enum label stay in args (syncType,
+-- syncTypeLabel).
+-- Invariants: UTC-epoch ns; rows with NULL or reversed times or a
+-- NULL/negative deviceId are counted in stg_skipped_rows instead;
+-- stream_id / event_id are NULL when CUPTI marked them not applicable.
+
+CREATE OR REPLACE VIEW stg_gpu_syncs AS
+WITH kinds(sync_type, has_stream, has_event, sync_name) AS (
+    -- CUpti_ActivitySynchronizationType and the labels Nsight exports for it
+    VALUES
+        (1, FALSE, TRUE, 'Event sync'),
+        (2, TRUE, TRUE, 'Stream wait sync'),
+        (3, TRUE, FALSE, 'Stream sync'),
+        (4, FALSE, FALSE, 'Context sync')
+),
+rows AS (
+    SELECT
+        s.start + x.time_offset_ns AS start_ns,
+        s."end" + x.time_offset_ns AS end_ns,
+        s.deviceId AS device_id,
+        coalesce(CAST(s.contextId AS BIGINT), 0) AS context_id,
+        nullif(CAST(s.streamId AS BIGINT), 4294967295) AS stream_id,
+        nullif(nullif(s.eventId, 4294967295), -1) AS event_id,
+        nullif(CAST(s.eventSyncId AS BIGINT), 4294967295) AS event_sync_id,
+        s.correlationId AS correlation_id,
+        nsys_proc_key(coalesce(s.globalPid, 0)) AS proc_key,
+        nsys_os_pid(coalesce(s.globalPid, 0)) AS os_pid,
+        s.syncType AS exported_sync_type
+    FROM nsys.CUPTI_ACTIVITY_KIND_SYNCHRONIZATION AS s
+    CROSS JOIN stg_export_info AS x
+    WHERE s.start IS NOT NULL AND s."end" IS NOT NULL AND s."end" >= s.start
+        AND s.deviceId >= 0
+)
+SELECT
+    rows.*,
+    kinds.sync_type,
+    kinds.sync_name,
+    enum.label AS exported_sync_label
+FROM rows
+JOIN kinds
+    ON kinds.has_stream = (rows.stream_id IS NOT NULL)
+    AND kinds.has_event = (rows.event_id IS NOT NULL)
+LEFT JOIN nsys.ENUM_CUPTI_SYNC_TYPE AS enum
+    ON enum.id = rows.exported_sync_type;
