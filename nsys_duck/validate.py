@@ -114,10 +114,12 @@ Rules (ids used in ``ValidationReport.violation_counts``)
     when the slice is longer than 1 ns (contract); ``ts == start`` for a
     zero-duration slice.
 ``flow_kind``
-    Flow cat ``launch`` ends in X cat ``kernel``, ``launch_core`` in
-    ``kernel_core``, ``copy`` in ``memcpy``/``memset``, ``copy_pcie`` in
-    ``memcpy_pcie``; their s lies in a ``cuda_api`` X; no slice receives
-    two flows of one of these cats; #launch == #launch_core flows.
+    Flow cat ``launch`` ends in X cat ``kernel`` or ``cuda_graph``,
+    ``launch_core`` in ``kernel_core`` or ``cuda_graph_core``, ``copy`` in
+    ``memcpy``/``memset``, ``copy_pcie`` in ``memcpy_pcie``, ``sync`` in
+    ``gpu_sync``; their s lies in a ``cuda_api`` X (``sync``: a
+    ``cuda_sync`` or ``cuda_api`` X); no slice receives two flows of one of
+    these cats; #launch == #launch_core flows.
 ``metadata``
     Every ``process_name`` event has an integer ``args.epoch_ns``, the same
     in all of them.
@@ -186,10 +188,18 @@ FEED = 1 << 16  # bytes handed to ijson per read() call
 CARRY = 256  # bytes of the previous chunk re-scanned with the next one
 MAX_SEARCH = 1024  # open B/b searched below the stack top for a matching E/e
 FLOW_TARGET = {  # flow cat -> X cats its f may end in
-    "launch": ("kernel",),
-    "launch_core": ("kernel_core",),
+    "launch": ("kernel", "cuda_graph"),
+    "launch_core": ("kernel_core", "cuda_graph_core"),
     "copy": ("memcpy", "memset"),
     "copy_pcie": ("memcpy_pcie",),
+    "sync": ("gpu_sync",),
+}
+FLOW_SOURCE = {  # flow cat -> X cats its s may lie in
+    "launch": ("cuda_api",),
+    "launch_core": ("cuda_api",),
+    "copy": ("cuda_api",),
+    "copy_pcie": ("cuda_api",),
+    "sync": ("cuda_sync", "cuda_api"),
 }
 _SCALE = (1000, 100, 10, 1)  # ns per unit of the last written µs digit
 
@@ -1388,12 +1398,15 @@ FROM pt ASOF LEFT JOIN opens
 # Codes carried through the sort: for opens, is_x and the slice cat; for
 # points, f-or-s and the flow cat (FLOW_TARGET's).
 _SCAT_CODES = {"cuda_api": 1}
-for _xcats in FLOW_TARGET.values():
+for _xcats in list(FLOW_SOURCE.values()) + list(FLOW_TARGET.values()):
     for _xc in _xcats:
         _SCAT_CODES.setdefault(_xc, len(_SCAT_CODES) + 1)
+assert len(_SCAT_CODES) < 16, "slice cat codes must fit in 4 bits"
 _FCAT_CODES = {fc: i + 1 for i, fc in enumerate(FLOW_TARGET)}
 _KIND_OK = [16 * _FCAT_CODES[fc] + _SCAT_CODES[xc] for fc, xcs in FLOW_TARGET.items()
             for xc in xcs]
+_SOURCE_OK = [16 * _FCAT_CODES[fc] + _SCAT_CODES[xc] for fc, xcs in FLOW_SOURCE.items()
+              for xc in xcs]
 
 
 def _case_code(col: str, codes: dict[str, int]) -> str:
@@ -1498,7 +1511,7 @@ def _sweep(con) -> tuple[int | None, bool]:
                     "CREATE TABLE frecv (encl BIGINT, fcat TINYINT)")
         _execute(ins, _SWEEP_ROWS_SQL)
         kind_ok = np.array(_KIND_OK, np.int64)
-        cuda_api = _SCAT_CODES["cuda_api"]
+        source_ok = np.array(_SOURCE_OK, np.int64)
         depth0 = 0
         # the last bracket of the batches so far: (is an open, idx, t, end, info)
         last: tuple[bool, int, int, int, int] | None = None
@@ -1545,7 +1558,7 @@ def _sweep(con) -> tuple[int | None, bool]:
                 fcat = p_info & 15
                 at_start = (s_t == pt_t) & (s_e - pt_t > 1)
                 targeted = fcat > 0
-                kind_s = targeted & ~is_f & (scat != cuda_api)
+                kind_s = targeted & ~is_f & ~np.isin(fcat * 16 + scat, source_ok)
                 kind_f = targeted & is_f & ~np.isin(fcat * 16 + scat, kind_ok)
                 if (~is_x | at_start | kind_s | kind_f).any():
                     return None, True
@@ -1752,10 +1765,13 @@ def _check_flow_kind(con, col: _Collector, exact: bool) -> None:
 def _check_flow_ends(con, col: _Collector) -> None:
     targets = ", ".join(f"('{fc}', '{xc}')" for fc, xcs in FLOW_TARGET.items() for xc in xcs)
     con.execute(f"CREATE TABLE flow_target AS FROM (VALUES {targets}) AS t(fcat, xcat)")
+    sources = ", ".join(f"('{fc}', '{xc}')" for fc, xcs in FLOW_SOURCE.items() for xc in xcs)
+    con.execute(f"CREATE TABLE flow_source AS FROM (VALUES {sources}) AS t(fcat, xcat)")
     sql = """
         SELECT fl.idx, fl.ph, fl.cat, fl.scat, fl.ts, fl.pid, fl.tid FROM fl
         WHERE fl.cat IN (SELECT fcat FROM flow_target) AND fl.skind = 'X' AND (
-            (fl.ph = 's' AND fl.scat IS DISTINCT FROM 'cuda_api')
+            (fl.ph = 's' AND NOT EXISTS (
+                SELECT 1 FROM flow_source t WHERE t.fcat = fl.cat AND t.xcat = fl.scat))
             OR (fl.ph = 'f' AND NOT EXISTS (
                 SELECT 1 FROM flow_target t WHERE t.fcat = fl.cat AND t.xcat = fl.scat)))
         ORDER BY fl.idx
@@ -1764,7 +1780,7 @@ def _check_flow_ends(con, col: _Collector) -> None:
         if not col.want("flow_kind"):
             col.bump("flow_kind")
             continue
-        want = "cuda_api" if ph == "s" else " or ".join(FLOW_TARGET[cat])
+        want = " or ".join(FLOW_SOURCE[cat] if ph == "s" else FLOW_TARGET[cat])
         col.add("flow_kind", f"{cat} flow {ph} at {_fmt_us(ts)} on pid {pid} tid {tid} lies in "
                 f"an X of cat {scat!r}, expected {want}", idx=idx)
     sql = """

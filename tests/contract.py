@@ -91,8 +91,11 @@ def flow_problems(events: list[dict], slices: list[dict], base_ns: int) -> list[
                  or s["start_ns"] == t == s["end_ns"]]
         return found
 
-    want_target = {"launch": {"kernel"}, "launch_core": {"kernel_core"},
-                   "copy": {"memcpy", "memset"}, "copy_pcie": {"memcpy_pcie"}}
+    want_target = {"launch": {"kernel", "cuda_graph"},
+                   "launch_core": {"kernel_core", "cuda_graph_core"},
+                   "copy": {"memcpy", "memset"}, "copy_pcie": {"memcpy_pcie"},
+                   "sync": {"gpu_sync"}}
+    want_source = {"sync": {"cuda_sync", "cuda_api"}}
     ends = defaultdict(list)
     for e in events:
         if e["ph"] in ("s", "f"):
@@ -111,8 +114,9 @@ def flow_problems(events: list[dict], slices: list[dict], base_ns: int) -> list[
             problems.append(f"flow {fid}: s after f")
         src = enclosing(s["pid"], s["tid"], s_ns)
         dst = enclosing(f["pid"], f["tid"], f_ns)
-        if not any(x["cat"] in ("cuda_api",) for x in src):
-            problems.append(f"flow {fid} ({s['cat']}): s not inside a cuda_api slice")
+        sources = want_source.get(s["cat"], {"cuda_api"})
+        if not any(x["cat"] in sources for x in src):
+            problems.append(f"flow {fid} ({s['cat']}): s not inside a {sources} slice")
         if not any(x["cat"] in want_target.get(s["cat"], ()) for x in dst):
             problems.append(f"flow {fid} ({s['cat']}): f not inside a {want_target.get(s['cat'])} slice")
         for x in src + dst:

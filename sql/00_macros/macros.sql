@@ -48,3 +48,21 @@ CREATE OR REPLACE MACRO cuda_api_args_json(correlation_id, api_full_name,
     json_object('correlationId', correlation_id, 'name', api_full_name,
         'eventClass', CASE event_class WHEN 0 THEN 'runtime'
             ELSE 'driver' END);
+
+-- Name of a (process, context, stream) track of a device, shared by every
+-- stage that draws on stream tracks (kernels, copies, graph executions,
+-- CUDA event records).
+CREATE OR REPLACE MACRO stream_track_name(stream_id, os_pid, context_id) AS
+    'Stream ' || CAST(stream_id AS VARCHAR) || ' [pid '
+    || CAST(os_pid AS VARCHAR) || ' ctx ' || CAST(context_id AS VARCHAR) || ']';
+
+-- Name of a CPU thread's track (NVTX Kernel, NVTX Thread, CUDA API):
+-- 'KIND [pid P tid T THREAD-NAME]'.
+CREATE OR REPLACE MACRO thread_track_name(kind, os_pid, os_tid, thread_name) AS
+    kind || ' [pid ' || CAST(os_pid AS VARCHAR) || ' tid '
+    || CAST(os_tid AS VARCHAR) || coalesce(' ' || thread_name, '') || ']';
+
+-- Stack levels drawn per track: Perfetto keeps at most 512 nested slices
+-- per track (kMaxDepth) and drops deeper ones; deeper slices continue on a
+-- continuation track every this many levels (65_int_slice_levels.sql).
+CREATE OR REPLACE MACRO track_depth_levels() AS 500;

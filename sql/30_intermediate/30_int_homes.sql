@@ -2,10 +2,14 @@
 -- (Perfetto "processes") that hold tracks; int_cpu_homes: under which homes
 -- each profiled process's CPU tracks (NVTX, CUDA API) appear.
 --
--- Reads: int_gpu_ops, int_runtime_calls, stg_nvtx_events,
--- nsys.TARGET_INFO_GPU, nsys.PROCESSES.
--- Invariants: devices come from activity rows only (TARGET_INFO_GPU lists
--- idle GPUs too, trap 13; it only supplies the GPU name). home_id is the
+-- Reads: int_gpu_ops, stg_gpu_syncs, stg_cuda_events, int_runtime_calls,
+-- stg_nvtx_events, nsys.TARGET_INFO_GPU, nsys.PROCESSES.
+-- Invariants: devices come from GPU activity rows only (kernels, copies,
+-- memsets, graph executions, synchronization and CUDA event records):
+-- TARGET_INFO_GPU lists idle GPUs too (trap 13) and only supplies the GPU
+-- name, matched on id = deviceId (as NVIDIA's cuda_gpu_trace does); a
+-- device it does not list (schema 3.25 exports may lack the table) is
+-- named 'GPU <deviceId>'. home_id is the
 -- device id (>= 0) for a device, and -1 - proc_key for a host process;
 -- host homes exist only when the trace has no GPU device at all (CPU-only
 -- NVTX captures), so a report always has somewhere to draw. A process with
@@ -16,9 +20,16 @@
 CREATE OR REPLACE TABLE int_devices AS
 SELECT
     device_id,
-    (SELECT any_value(gpu.name) FROM nsys.TARGET_INFO_GPU AS gpu
-        WHERE gpu.id = ops.device_id) AS gpu_name
-FROM (SELECT DISTINCT device_id FROM int_gpu_ops) AS ops;
+    coalesce((SELECT any_value(nullif(trim(gpu.name), ''))
+        FROM nsys.TARGET_INFO_GPU AS gpu WHERE gpu.id = active.device_id),
+        'GPU ' || CAST(active.device_id AS VARCHAR)) AS gpu_name
+FROM (
+    SELECT device_id FROM int_gpu_ops
+    UNION
+    SELECT device_id FROM stg_gpu_syncs
+    UNION
+    SELECT device_id FROM stg_cuda_events
+) AS active;
 
 CREATE OR REPLACE TABLE int_cpu_processes AS
 SELECT proc_key, any_value(os_pid) AS os_pid
@@ -37,7 +48,7 @@ WITH homes AS (
         device_id,
         NULL::BIGINT AS proc_key,
         'Device ' || CAST(device_id AS VARCHAR)
-            || coalesce(': ' || clean_text(gpu_name), '') AS home_name,
+            || ': ' || clean_text(gpu_name) AS home_name,
         0 AS kind_order,
         device_id AS sort_key
     FROM int_devices

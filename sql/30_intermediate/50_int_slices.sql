@@ -1,16 +1,28 @@
 -- int_slices: every slice of the trace, on its base track (before lanes).
 --
 -- Reads: int_gpu_ops, int_runtime_calls, int_runtime_links, int_homes,
--- int_cpu_homes, int_thread_names, stg_nvtx_events, int_nvtx_ranges,
--- int_nvtx_op_paths, int_nvtx_gpu_projection.
--- Grain: one row per drawn slice (slice_id unique). A GPU op gives its
--- as-executed slice plus at most one projection slice; an API call one slice
--- per device it is drawn under; an NVTX range or mark one per home of its
--- process; a projected NVTX range one per device its owned GPU work ran on.
+-- int_cpu_homes, int_thread_names, stg_nvtx_events, stg_gpu_syncs,
+-- stg_cuda_events, int_nvtx_ranges, int_nvtx_op_paths,
+-- int_nvtx_gpu_projection.
+-- Grain: one row per drawn slice (slice_id unique). A GPU op (kernel, copy,
+-- memset, graph execution) gives its as-executed slice plus at most one
+-- projection slice; an API call one slice per device it is drawn under; an
+-- NVTX range or mark one per home of its process; a projected NVTX range
+-- one per device its owned GPU work ran on; a GPU-side synchronization row
+-- (gpu_sync) one slice on the CUDA Sync track of its device, process and
+-- context; a timed CUDA event record one instant on its stream track.
+-- Branches are combined BY NAME: a column a branch does not name is NULL.
 -- Track identity: (home_id, class_order, proc_key, key1, key2, key3), sorted
 -- in that order (output-contract.md, Tracks):
 --   1 CUDA Core Timeline, 2 PCIe Usage, 3 D2D Copy, 4 Unified Memory,
---   5 stream tracks (key1 os pid, key2 context, key3 stream),
+--   5 stream tracks (key1 os pid, key2 context, key3 stream), and after
+--     the streams of each (process, context) its 'CUDA Sync' track
+--     (key3 = 2^32, above every stream id): the GPU-side synchronization
+--     records of that context, named by their kind ('Stream sync', 'Event
+--     sync', 'Stream wait sync', 'Context sync'), linked to their API call
+--     by a 'sync' flow (linked_call_id). Nsight's GUI placement of these
+--     records could not be checked here; this keeps them on the device,
+--     beside the streams they concern, without touching the stream tracks.
 --   6 per CPU thread (key1 os pid, key2 os tid,
 --     key3 = 4294967296 * kind + domain rank, kind 1 NVTX Kernel,
 --     2 NVTX Thread, 3 CUDA API). A thread whose NVTX rows use several
@@ -24,10 +36,12 @@
 -- they may end on another thread and overlap freely, so they go on
 -- Perfetto's per-process async tracks; the row sits on the NVTX Thread track
 -- of the thread and domain that started it, which only gives the JSON tid);
--- 'i' thread instant (NVTX marks, eventType 34, start = end).
+-- 'i' thread instant (NVTX marks, eventType 34, and CUDA event records,
+-- start = end).
 -- NVTX args: domain, category number and name (eventType 33 rows of the same
 -- process and domain), color '#AARRGGBB'; start/end ranges add Nsight's
--- rangeId and the end thread when it differs. Projected ranges (cat
+-- rangeId and the end thread when it differs; an unclosed range (no end in
+-- the export) "unclosed": true. Projected ranges (cat
 -- nvtx_kernel, name = the range's message) carry domain, kind, the
 -- ownership rule used, gpuOps and apiCalls. GPU slices (both copies of an
 -- operation) carry args_json NULL here: their args live once per operation
@@ -65,61 +79,109 @@ gpu_executed AS (
         CASE WHEN op.is_unified_migration THEN 0 ELSE op.stream_id END
             AS key3,
         CASE WHEN op.is_unified_migration THEN 'Unified Memory'
-            ELSE 'Stream ' || CAST(op.stream_id AS VARCHAR)
-                || ' [pid ' || CAST(op.os_pid AS VARCHAR)
-                || ' ctx ' || CAST(op.context_id AS VARCHAR) || ']'
+            ELSE stream_track_name(op.stream_id, op.os_pid, op.context_id)
         END AS track_base_name,
-        op.op_id, NULL::BIGINT AS call_id, NULL::BIGINT AS nvtx_id,
-        op.device_id, op.proc_key AS owner_proc_key, op.os_pid,
-        NULL::BIGINT AS os_tid, op.context_id, op.stream_id,
-        op.correlation_id, op.copy_kind_label, op.bytes,
-        NULL::VARCHAR AS args_json,  -- GPU args: int_gpu_op_args, at output
-        NULL::VARCHAR AS api_full_name,
-        NULL::BIGINT AS event_class,
-        NULL::BIGINT AS nest_seq
+        op.op_id, op.device_id, op.proc_key AS owner_proc_key, op.os_pid,
+        op.context_id, op.stream_id, op.correlation_id, op.copy_kind_label,
+        op.bytes
+        -- args: int_gpu_op_args, joined when the JSON is written
     FROM int_gpu_ops AS op
 ),
 gpu_projected AS (
     SELECT
-        CASE op.projection WHEN 'core' THEN 'kernel_core'
-            WHEN 'pcie' THEN 'memcpy_pcie' ELSE 'memcpy_d2d' END,
-        'X', op.name, op.start_ns, op.end_ns, op.device_id,
-        CASE op.projection WHEN 'core' THEN 1 WHEN 'pcie' THEN 2 ELSE 3 END,
-        0, 0, 0, 0,
+        op.projected_cat AS cat, 'X' AS ph, op.name, op.start_ns, op.end_ns,
+        op.device_id AS home_id,
+        CASE op.projection WHEN 'core' THEN 1 WHEN 'pcie' THEN 2 ELSE 3 END
+            AS class_order,
+        0 AS proc_key, 0 AS key1, 0 AS key2, 0 AS key3,
         CASE op.projection WHEN 'core' THEN 'CUDA Core Timeline'
-            WHEN 'pcie' THEN 'PCIe Usage' ELSE 'D2D Copy' END,
-        op.op_id, NULL, NULL,
-        op.device_id, op.proc_key, op.os_pid, NULL, op.context_id,
-        op.stream_id, op.correlation_id, op.copy_kind_label, op.bytes,
-        NULL, NULL, NULL, NULL
+            WHEN 'pcie' THEN 'PCIe Usage' ELSE 'D2D Copy' END
+            AS track_base_name,
+        op.op_id, op.device_id, op.proc_key AS owner_proc_key, op.os_pid,
+        op.context_id, op.stream_id, op.correlation_id, op.copy_kind_label,
+        op.bytes
     FROM int_gpu_ops AS op
     WHERE op.projection IS NOT NULL
+),
+-- GPU-side synchronization records and the API call each belongs to.
+gpu_syncs AS (
+    SELECT
+        sync.*,
+        (SELECT any_value(call.call_id) FROM int_runtime_calls AS call
+            WHERE call.proc_key = sync.proc_key
+                AND call.correlation_id = sync.correlation_id) AS call_id
+    FROM stg_gpu_syncs AS sync
+),
+gpu_sync AS (
+    SELECT
+        'gpu_sync' AS cat, 'X' AS ph, sync.sync_name AS name,
+        sync.start_ns, sync.end_ns, sync.device_id AS home_id,
+        5 AS class_order, sync.proc_key, sync.os_pid AS key1,
+        sync.context_id AS key2, 4294967296 AS key3,
+        'CUDA Sync [pid ' || CAST(sync.os_pid AS VARCHAR) || ' ctx '
+            || CAST(sync.context_id AS VARCHAR) || ']' AS track_base_name,
+        sync.device_id, sync.proc_key AS owner_proc_key, sync.os_pid,
+        sync.context_id, sync.stream_id, sync.correlation_id,
+        sync.call_id AS linked_call_id,
+        '{"correlationId":' || coalesce(CAST(sync.correlation_id AS VARCHAR),
+                'null')
+            || ',"deviceId":' || CAST(sync.device_id AS VARCHAR)
+            || ',"contextId":' || CAST(sync.context_id AS VARCHAR)
+            || coalesce(',"streamId":' || CAST(sync.stream_id AS VARCHAR), '')
+            || coalesce(',"eventId":' || CAST(sync.event_id AS VARCHAR), '')
+            || coalesce(',"eventSyncId":'
+                || CAST(sync.event_sync_id AS VARCHAR), '')
+            || coalesce(',"syncType":'
+                || CAST(sync.exported_sync_type AS VARCHAR), '')
+            || coalesce(',"syncTypeLabel":'
+                || to_json(sync.exported_sync_label), '')
+            || '}' AS args_json
+    FROM gpu_syncs AS sync
+),
+-- Timed CUDA event records: instants on their stream track.
+cuda_event AS (
+    SELECT
+        'cuda_event' AS cat, 'i' AS ph, 'CUDA event record' AS name,
+        ev.at_ns AS start_ns, ev.at_ns AS end_ns, ev.device_id AS home_id,
+        5 AS class_order, ev.proc_key, ev.os_pid AS key1,
+        ev.context_id AS key2, ev.stream_id AS key3,
+        stream_track_name(ev.stream_id, ev.os_pid, ev.context_id)
+            AS track_base_name,
+        ev.device_id, ev.proc_key AS owner_proc_key, ev.os_pid,
+        ev.context_id, ev.stream_id, ev.correlation_id,
+        json_object('correlationId', ev.correlation_id,
+            'deviceId', ev.device_id, 'contextId', ev.context_id,
+            'streamId', ev.stream_id, 'eventId', ev.event_id,
+            'eventSyncId', ev.event_sync_id) AS args_json
+    FROM stg_cuda_events AS ev
 ),
 call_homes AS (
     -- Linked calls: under each device their GPU work ran on.
     SELECT DISTINCT link.call_id, link.device_id AS home_id
     FROM int_runtime_links AS link
-    UNION ALL
-    -- Synchronization calls: under every home of their process.
+    UNION
+    -- Synchronization calls: under every home of their process, and
+    -- under the device of their GPU-side synchronization rows.
     SELECT call.call_id, home.home_id
     FROM int_runtime_calls AS call
     JOIN int_cpu_homes AS home ON home.proc_key = call.proc_key
     WHERE call.cat = 'cuda_sync'
+    UNION
+    SELECT sync.call_id, sync.device_id
+    FROM gpu_syncs AS sync
+    WHERE sync.call_id IS NOT NULL
 ),
 api AS (
     SELECT
-        call.cat, 'X', call.api_name, call.start_ns, call.end_ns,
-        ch.home_id, 6, call.proc_key, call.os_pid, call.os_tid,
-        3 * 4294967296,
-        'CUDA API [pid ' || CAST(call.os_pid AS VARCHAR)
-            || ' tid ' || CAST(call.os_tid AS VARCHAR)
-            || coalesce(' ' || tl.thread_name, '') || ']',
-        NULL, call.call_id, NULL,
-        NULL, call.proc_key, call.os_pid, call.os_tid, NULL, NULL,
-        call.correlation_id, NULL, NULL,
-        NULL,  -- args built at output from the next two columns
-        call.api_full_name, CAST(call.event_class AS BIGINT),
-        NULL
+        call.cat, 'X' AS ph, call.api_name AS name, call.start_ns,
+        call.end_ns, ch.home_id, 6 AS class_order, call.proc_key,
+        call.os_pid AS key1, call.os_tid AS key2, 3 * 4294967296 AS key3,
+        thread_track_name('CUDA API', call.os_pid, call.os_tid,
+            tl.thread_name) AS track_base_name,
+        call.call_id, call.proc_key AS owner_proc_key, call.os_pid,
+        call.os_tid, call.correlation_id,
+        -- args built at output from these two columns (cuda_api_args_json)
+        call.api_full_name, CAST(call.event_class AS BIGINT) AS event_class
     FROM int_runtime_calls AS call
     JOIN call_homes AS ch ON ch.call_id = call.call_id
     LEFT JOIN thread_label AS tl ON tl.global_tid = call.global_tid
@@ -163,23 +225,22 @@ category_names AS (
 ),
 nvtx_thread AS (
     SELECT
-        'nvtx',
+        'nvtx' AS cat,
         CASE
             WHEN e.event_type = 34 THEN 'i'
             WHEN e.event_type IN (60, 71) THEN 'b'
             WHEN e.end_ns > e.start_ns THEN 'B'
             ELSE 'X'
-        END,
-        e.message, e.start_ns, coalesce(e.end_ns, e.start_ns),
-        ch.home_id, 6, e.proc_key, e.os_pid, e.os_tid,
-        2 * 4294967296 + td.domain_rank,
-        'NVTX Thread [pid ' || CAST(e.os_pid AS VARCHAR)
-            || ' tid ' || CAST(e.os_tid AS VARCHAR)
-            || coalesce(' ' || tl.thread_name, '') || ']'
+        END AS ph,
+        e.message AS name, e.start_ns,
+        coalesce(e.end_ns, e.start_ns) AS end_ns,
+        ch.home_id, 6 AS class_order, e.proc_key, e.os_pid AS key1,
+        e.os_tid AS key2, 2 * 4294967296 + td.domain_rank AS key3,
+        thread_track_name('NVTX Thread', e.os_pid, e.os_tid, tl.thread_name)
             || CASE WHEN td.domain_count > 1
-                THEN ' (' || e.domain_name || ')' ELSE '' END,
-        NULL, NULL, e.nvtx_id,
-        NULL, e.proc_key, e.os_pid, e.os_tid, NULL, NULL, NULL, NULL, NULL,
+                THEN ' (' || e.domain_name || ')' ELSE '' END
+            AS track_base_name,
+        e.nvtx_id, e.proc_key AS owner_proc_key, e.os_pid, e.os_tid,
         -- written member by member: members without a value are left out
         '{"domain":' || to_json(e.domain_name)
             || coalesce(',"category":' || CAST(e.category AS VARCHAR), '')
@@ -190,9 +251,9 @@ nvtx_thread AS (
             || CASE WHEN e.end_global_tid <> e.global_tid
                 THEN ',"endTid":' || CAST(nsys_os_tid(e.end_global_tid)
                     AS VARCHAR) ELSE '' END
-            || '}',
-        NULL, NULL,
-        e.nvtx_id
+            || CASE WHEN e.is_unclosed THEN ',"unclosed":true' ELSE '' END
+            || '}' AS args_json,
+        e.nvtx_id AS nest_seq
     FROM nvtx_cpu_rows AS e
     JOIN thread_domains AS td
         ON td.global_tid = e.global_tid AND td.domain_id = e.domain_id
@@ -206,30 +267,52 @@ nvtx_thread AS (
 -- thread that started the range, under the device the owned work ran on.
 nvtx_kernel AS (
     SELECT
-        'nvtx_kernel', CASE WHEN p.end_ns > p.start_ns THEN 'B' ELSE 'X' END,
-        p.message, p.start_ns, p.end_ns,
-        p.device_id, 6, p.proc_key, p.os_pid, p.os_tid, 1 * 4294967296,
-        'NVTX Kernel [pid ' || CAST(p.os_pid AS VARCHAR)
-            || ' tid ' || CAST(p.os_tid AS VARCHAR)
-            || coalesce(' ' || tl.thread_name, '') || ']',
-        NULL, NULL, p.nvtx_id,
-        p.device_id, p.proc_key, p.os_pid, p.os_tid, NULL, NULL, NULL, NULL,
-        NULL,
+        'nvtx_kernel' AS cat,
+        CASE WHEN p.end_ns > p.start_ns THEN 'B' ELSE 'X' END AS ph,
+        p.message AS name, p.start_ns, p.end_ns,
+        p.device_id AS home_id, 6 AS class_order, p.proc_key,
+        p.os_pid AS key1, p.os_tid AS key2, 1 * 4294967296 AS key3,
+        thread_track_name('NVTX Kernel', p.os_pid, p.os_tid, tl.thread_name)
+            AS track_base_name,
+        p.nvtx_id, p.device_id, p.proc_key AS owner_proc_key, p.os_pid,
+        p.os_tid,
         json_object('domain', p.domain_name,
             'kind', replace(p.range_kind, '_', '/'),
             'ownership', p.ownership,
-            'gpuOps', p.gpu_op_count, 'apiCalls', p.launch_count),
-        NULL, NULL,
-        p.path_order
+            'gpuOps', p.gpu_op_count, 'apiCalls', p.launch_count) AS args_json,
+        p.path_order AS nest_seq
     FROM int_nvtx_gpu_projection AS p
     LEFT JOIN thread_label AS tl ON tl.global_tid = p.global_tid
 ),
+-- Every column a branch may set, typed once (BY NAME fills the rest with
+-- NULL of these types).
+typed AS (
+    SELECT
+        NULL::VARCHAR AS cat, NULL::VARCHAR AS ph, NULL::VARCHAR AS name,
+        NULL::BIGINT AS start_ns, NULL::BIGINT AS end_ns,
+        NULL::BIGINT AS home_id, NULL::INTEGER AS class_order,
+        NULL::BIGINT AS proc_key, NULL::BIGINT AS key1, NULL::BIGINT AS key2,
+        NULL::BIGINT AS key3, NULL::VARCHAR AS track_base_name,
+        NULL::BIGINT AS op_id, NULL::BIGINT AS call_id,
+        NULL::BIGINT AS nvtx_id, NULL::BIGINT AS linked_call_id,
+        NULL::BIGINT AS device_id, NULL::BIGINT AS owner_proc_key,
+        NULL::BIGINT AS os_pid, NULL::BIGINT AS os_tid,
+        NULL::BIGINT AS context_id, NULL::BIGINT AS stream_id,
+        NULL::BIGINT AS correlation_id, NULL::VARCHAR AS copy_kind_label,
+        NULL::BIGINT AS bytes, NULL::VARCHAR AS args_json,
+        NULL::VARCHAR AS api_full_name, NULL::BIGINT AS event_class,
+        NULL::BIGINT AS nest_seq
+    WHERE FALSE
+),
 all_slices AS (
-    SELECT * FROM gpu_executed
-    UNION ALL SELECT * FROM gpu_projected
-    UNION ALL SELECT * FROM api
-    UNION ALL SELECT * FROM nvtx_thread
-    UNION ALL SELECT * FROM nvtx_kernel
+    SELECT * FROM typed
+    UNION ALL BY NAME SELECT * FROM gpu_executed
+    UNION ALL BY NAME SELECT * FROM gpu_projected
+    UNION ALL BY NAME SELECT * FROM gpu_sync
+    UNION ALL BY NAME SELECT * FROM cuda_event
+    UNION ALL BY NAME SELECT * FROM api
+    UNION ALL BY NAME SELECT * FROM nvtx_thread
+    UNION ALL BY NAME SELECT * FROM nvtx_kernel
 ),
 ruled AS (
     SELECT

@@ -5,18 +5,22 @@
 -- Invariants: one row per op_id. Members (output-contract.md, Events):
 -- correlationId, deviceId, contextId, streamId on every op; kernels add
 -- demangledName, grid, block, registersPerThread, staticSharedMemory,
--- dynamicSharedMemory, graphNodeId; memcpys copyKind (text) and bytes;
--- memsets bytes and value. Operations that NVTX ranges own also get
--- args.nvtxRanges, the last member: the owning ranges' names, outer ->
--- inner (under the conversion's --nvtx-scope). A view: the text is built
--- while the JSON is written, never stored.
+-- dynamicSharedMemory, and, when the export has them (0 or NULL = none):
+-- graphNodeId, graphId, greenContextId, cluster [x, y, z]; memcpys copyKind
+-- (text), bytes and copyCount (schema 3.17.2+: the row may stand for a
+-- batch of copies); memsets bytes and value; graph executions graphId and
+-- graphExecId. Operations that NVTX ranges own also get args.nvtxRanges,
+-- the last member: the owning ranges' names, outer -> inner (under the
+-- conversion's --nvtx-scope). A view: the text is built while the JSON is
+-- written, never stored. Optional members are appended as text only when
+-- they have a value, so older exports keep their exact args.
 
 CREATE OR REPLACE VIEW int_gpu_op_args AS
 WITH base AS (
     SELECT
         op.op_id,
         CASE op.cat
-            WHEN 'kernel' THEN json_object(
+            WHEN 'kernel' THEN left(json_object(
                 'correlationId', op.correlation_id, 'deviceId', op.device_id,
                 'contextId', op.context_id, 'streamId', op.stream_id,
                 'demangledName', op.demangled_name,
@@ -25,11 +29,28 @@ WITH base AS (
                 'registersPerThread', op.registers_per_thread,
                 'staticSharedMemory', op.static_shared_memory,
                 'dynamicSharedMemory', op.dynamic_shared_memory,
-                'graphNodeId', op.graph_node_id)
-            WHEN 'memcpy' THEN json_object(
+                'graphNodeId', op.graph_node_id), -1)
+                || coalesce(',"graphId":' || CAST(op.graph_id AS VARCHAR), '')
+                || coalesce(',"greenContextId":'
+                    || CAST(op.green_context_id AS VARCHAR), '')
+                || coalesce(',"cluster":' || to_json(op.cluster_dims), '')
+                || '}'
+            WHEN 'memcpy' THEN left(json_object(
                 'correlationId', op.correlation_id, 'deviceId', op.device_id,
                 'contextId', op.context_id, 'streamId', op.stream_id,
-                'copyKind', op.copy_kind_label, 'bytes', op.bytes)
+                'copyKind', op.copy_kind_label, 'bytes', op.bytes), -1)
+                || coalesce(',"copyCount":' || CAST(op.copy_count AS VARCHAR),
+                    '')
+                || coalesce(',"greenContextId":'
+                    || CAST(op.green_context_id AS VARCHAR), '')
+                || '}'
+            WHEN 'cuda_graph' THEN left(json_object(
+                'correlationId', op.correlation_id, 'deviceId', op.device_id,
+                'contextId', op.context_id, 'streamId', op.stream_id,
+                'graphId', op.graph_id, 'graphExecId', op.graph_exec_id), -1)
+                || coalesce(',"greenContextId":'
+                    || CAST(op.green_context_id AS VARCHAR), '')
+                || '}'
             ELSE json_object(
                 'correlationId', op.correlation_id, 'deviceId', op.device_id,
                 'contextId', op.context_id, 'streamId', op.stream_id,

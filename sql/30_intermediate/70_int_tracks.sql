@@ -1,22 +1,25 @@
--- int_tracks: one row per Perfetto thread track (base track x lane) with
--- its name, sort position and JSON tid; int_slices_placed: every slice with
--- its lane, JSON pid and tid.
+-- int_tracks: one row per Perfetto thread track (base track x lane x
+-- continuation level) with its name, sort position and JSON tid;
+-- int_slices_placed: every slice with its lane and level.
 --
--- Reads: int_slices, int_slice_lanes, int_homes.
+-- Reads: int_slices, int_slice_lanes, int_slice_levels, int_homes.
 -- Invariants: json_tid is unique in the whole trace, 1..N in sort order
 -- (Perfetto needs integer pid/tid in 1..2^31-1); lanes sit right after
--- their track ("NAME #2"...). thread_sort_index follows the contract's order
--- inside each device.
+-- their track ("NAME #2"...), and a continuation track for stacks deeper
+-- than Perfetto keeps ("NAME (depth 501-1000)", 65_int_slice_levels.sql)
+-- right after the track or lane it continues. thread_sort_index follows the
+-- contract's order inside each device.
 
 CREATE OR REPLACE VIEW int_slices_placed AS
-SELECT s.*, coalesce(l.lane, 1) AS lane
+SELECT s.*, coalesce(l.lane, 1) AS lane, coalesce(v.level, 0) AS level
 FROM int_slices AS s
-LEFT JOIN int_slice_lanes AS l ON l.slice_id = s.slice_id;
+LEFT JOIN int_slice_lanes AS l ON l.slice_id = s.slice_id
+LEFT JOIN int_slice_levels AS v ON v.slice_id = s.slice_id;
 
 CREATE OR REPLACE TABLE int_tracks AS
 WITH tracks AS (
     SELECT
-        track_key, lane,
+        track_key, lane, level,
         any_value(home_id) AS home_id,
         any_value(class_order) AS class_order,
         any_value(proc_key) AS proc_key,
@@ -28,15 +31,20 @@ WITH tracks AS (
         count(DISTINCT (home_id, class_order, proc_key, key1, key2, key3))
             AS identities
     FROM int_slices_placed
-    GROUP BY track_key, lane
+    GROUP BY track_key, lane, level
 )
 SELECT
     row_number() OVER (ORDER BY h.json_pid, t.class_order, t.key1,
-        t.proc_key, t.key2, t.key3, t.lane) AS json_tid,
+        t.proc_key, t.key2, t.key3, t.lane, t.level) AS json_tid,
     h.json_pid,
     t.* EXCLUDE (identities),
     t.track_base_name || CASE WHEN t.lane > 1
-        THEN ' #' || CAST(t.lane AS VARCHAR) ELSE '' END AS track_name,
+        THEN ' #' || CAST(t.lane AS VARCHAR) ELSE '' END
+        || CASE WHEN t.level > 0
+            THEN ' (depth '
+                || CAST(track_depth_levels() * t.level + 1 AS VARCHAR) || '-'
+                || CAST(track_depth_levels() * (t.level + 1) AS VARCHAR) || ')'
+            ELSE '' END AS track_name,
     CASE
         WHEN t.identities > 1
             THEN error('int_tracks: two tracks share a track_key (hash collision)')
@@ -51,4 +59,5 @@ ALTER TABLE int_tracks DROP COLUMN _collision_check;
 CREATE OR REPLACE VIEW int_slices_on_tracks AS
 SELECT s.*, t.json_pid, t.json_tid, t.track_name
 FROM int_slices_placed AS s
-JOIN int_tracks AS t ON t.track_key = s.track_key AND t.lane = s.lane;
+JOIN int_tracks AS t
+    ON t.track_key = s.track_key AND t.lane = s.lane AND t.level = s.level;

@@ -1,11 +1,13 @@
 -- int_flows: one row per flow arrow from an API call to the GPU slice it
--- launched, with both endpoints placed.
+-- launched or synchronized with, with both endpoints placed.
 --
 -- Reads: int_runtime_links, int_slices_on_tracks.
--- Kinds (output-contract.md, Events): 'launch' API -> kernel on its stream,
--- 'launch_core' API -> the kernel's CUDA Core Timeline copy, 'copy' API ->
--- memcpy or memset on its stream, 'copy_pcie' API -> the H2D/D2H copy on
--- PCIe Usage. Never kernel -> kernel.
+-- Kinds (output-contract.md, Events): 'launch' API -> kernel or CUDA graph
+-- execution on its stream, 'launch_core' API -> its CUDA Core Timeline
+-- copy, 'copy' API -> memcpy or memset on its stream, 'copy_pcie' API ->
+-- the H2D/D2H copy on PCIe Usage, 'sync' API -> its GPU-side
+-- synchronization record (gpu_sync, on the CUDA Sync track of the same
+-- device). Never kernel -> kernel.
 -- Placement: s_ns inside the API slice, f_ns inside the GPU slice
 -- (start <= t < end; strictly after the start when the slice is longer than
 -- 1 ns), and s_ns <= f_ns even when the GPU work starts before the call
@@ -15,35 +17,47 @@
 -- such flows are not drawn and are counted in trace_summary.
 
 CREATE OR REPLACE VIEW int_flows AS
-WITH endpoints AS (
+WITH targets(gpu_cat, flow_cat) AS (
+    -- which flow ends in which kind of GPU slice
+    VALUES
+        ('kernel', 'launch'), ('cuda_graph', 'launch'),
+        ('kernel_core', 'launch_core'), ('cuda_graph_core', 'launch_core'),
+        ('memcpy', 'copy'), ('memset', 'copy'),
+        ('memcpy_pcie', 'copy_pcie'),
+        ('gpu_sync', 'sync')
+),
+pairs AS (
+    -- GPU operations and the call that launched them
+    SELECT gpu.* REPLACE (link.call_id AS call_id)
+    FROM int_runtime_links AS link
+    JOIN int_slices_on_tracks AS gpu ON gpu.op_id = link.op_id
+    UNION ALL BY NAME
+    -- GPU-side synchronization records and their call
+    SELECT gpu.* REPLACE (gpu.linked_call_id AS call_id)
+    FROM int_slices_on_tracks AS gpu
+    WHERE gpu.cat = 'gpu_sync' AND gpu.linked_call_id IS NOT NULL
+),
+endpoints AS (
     SELECT
-        CASE
-            WHEN gpu.cat = 'kernel' THEN 'launch'
-            WHEN gpu.cat = 'kernel_core' THEN 'launch_core'
-            WHEN gpu.cat IN ('memcpy', 'memset') THEN 'copy'
-            WHEN gpu.cat = 'memcpy_pcie' THEN 'copy_pcie'
-        END AS flow_cat,
-        link.call_id,
-        link.op_id,
+        targets.flow_cat,
+        pairs.call_id,
+        pairs.op_id,
         api.slice_id AS api_slice_id,
-        gpu.slice_id AS gpu_slice_id,
+        pairs.slice_id AS gpu_slice_id,
         api.json_pid AS s_pid, api.json_tid AS s_tid,
-        gpu.json_pid AS f_pid, gpu.json_tid AS f_tid,
+        pairs.json_pid AS f_pid, pairs.json_tid AS f_tid,
         api.start_ns AS api_start_ns, api.end_ns AS api_end_ns,
-        gpu.start_ns AS gpu_start_ns, gpu.end_ns AS gpu_end_ns,
+        pairs.start_ns AS gpu_start_ns, pairs.end_ns AS gpu_end_ns,
         api.start_ns + CASE WHEN api.end_ns - api.start_ns > 1 THEN 1
             ELSE 0 END AS s_lo,
-        gpu.start_ns + CASE WHEN gpu.end_ns - gpu.start_ns > 1 THEN 1
+        pairs.start_ns + CASE WHEN pairs.end_ns - pairs.start_ns > 1 THEN 1
             ELSE 0 END AS f_lo,
-        CASE WHEN gpu.end_ns > gpu.start_ns THEN gpu.end_ns - 1
-            ELSE gpu.start_ns END AS f_hi
-    FROM int_runtime_links AS link
-    JOIN int_slices_on_tracks AS gpu
-        ON gpu.op_id = link.op_id
-        AND gpu.cat IN ('kernel', 'kernel_core', 'memcpy', 'memset',
-            'memcpy_pcie')
+        CASE WHEN pairs.end_ns > pairs.start_ns THEN pairs.end_ns - 1
+            ELSE pairs.start_ns END AS f_hi
+    FROM pairs
+    JOIN targets ON targets.gpu_cat = pairs.cat
     JOIN int_slices_on_tracks AS api
-        ON api.call_id = link.call_id AND api.home_id = link.device_id
+        ON api.call_id = pairs.call_id AND api.home_id = pairs.home_id
 ),
 placed AS (
     SELECT *, least(greatest(f_lo, s_lo), f_hi) AS f_ns

@@ -1,17 +1,49 @@
 -- trace_base: the time origin of the JSON trace (one row).
 --
--- Reads: nsys.TARGET_INFO_SESSION_START_TIME, int_slices.
--- Invariants (output-contract.md, Time): base_ns = the earliest of the
--- session start and every emitted timestamp, rounded DOWN to a whole second,
--- so every JSON ts is >= 0 and far below 2^42 us (Perfetto is ns-exact
--- there). Flow endpoints lie inside slices, so slices bound them.
+-- Reads: int_slices, stg_export_info.
+-- Invariants (output-contract.md, Time): base_ns = the earliest emitted
+-- timestamp, or the session start (TARGET_INFO_SESSION_START_TIME) when
+-- that is not later and less than a day before it, rounded DOWN (toward
+-- minus infinity) to a whole second. The base comes from the events, so an
+-- export made with --ts-shift (negative, or many days: the session start
+-- is not shifted) still gives every JSON time in [0, 2^42) us, where
+-- Perfetto is ns-exact. Flow endpoints lie inside slices, so slices bound
+-- every emitted time. A trace longer than 2^42 us (50.9 days) cannot be
+-- shown exactly and fails here with one sentence.
 
 CREATE OR REPLACE TABLE trace_base AS
-WITH candidates AS (
-    SELECT CAST(min(utcEpochNs) AS BIGINT) AS t_ns
-    FROM nsys.TARGET_INFO_SESSION_START_TIME
-    UNION ALL
-    SELECT min(start_ns) FROM int_slices
+WITH span AS (
+    SELECT min(start_ns) AS first_ns, max(end_ns) AS last_ns
+    FROM int_slices
+),
+origin AS (
+    SELECT
+        CASE
+            WHEN span.first_ns IS NULL THEN coalesce(x.session_start_ns, 0)
+            WHEN x.session_start_ns <= span.first_ns
+                AND span.first_ns - x.session_start_ns < 86400000000000
+                THEN x.session_start_ns
+            ELSE span.first_ns
+        END AS origin_ns,
+        span.last_ns
+    FROM span, stg_export_info AS x
+),
+based AS (
+    SELECT
+        -- floor to a whole second, also for negative times (DuckDB's %
+        -- keeps the sign of the dividend)
+        origin_ns - (((origin_ns % 1000000000) + 1000000000) % 1000000000)
+            AS base_ns,
+        last_ns
+    FROM origin
 )
-SELECT coalesce((min(t_ns) // 1000000000) * 1000000000, 0) AS base_ns
-FROM candidates;
+SELECT
+    CASE
+        WHEN last_ns - base_ns >= 4398046511104000
+            THEN error('the capture spans '
+                || CAST((last_ns - base_ns) // 86400000000000 AS VARCHAR)
+                || ' days, more than Perfetto can place exactly (2^42 us, '
+                || 'about 50.9 days)')
+        ELSE base_ns
+    END AS base_ns
+FROM based;

@@ -2,63 +2,118 @@
 -- (metric, value), in print order.
 --
 -- Reads: int_gpu_ops, int_runtime_calls, int_runtime_links, int_flows,
--- int_slices, int_homes, stg_nvtx_push_pop_ranges, stg_nvtx_events,
--- int_nvtx_gpu_projection, int_nvtx_op_paths, stg_skipped_rows.
+-- int_slices, int_homes, int_tracks, stg_runtime_calls,
+-- stg_nvtx_push_pop_ranges, stg_nvtx_events, stg_gpu_syncs,
+-- stg_cuda_events, int_nvtx_gpu_projection, int_nvtx_op_paths,
+-- stg_skipped_rows, stg_export_tables, stg_name_fallbacks,
+-- nsys.CUPTI_ACTIVITY_KIND_CUDA_EVENT.
 -- NVTX: "CPU NVTX ranges" counts push/pop ranges (59/70) only; start/end
 -- ranges and marks have their own lines. "projected NVTX ranges" counts
 -- ranges with owned GPU work (any device); "NVTX Kernel slices" counts the
 -- slices drawn (one per range and device).
+-- Memcpy lines count rows of CUPTI_ACTIVITY_KIND_MEMCPY; a row standing for
+-- a batch (copyCount > 1) is counted once there and, with its copies, on
+-- its own line.
+-- Lines numbered from 100 are only printed when their count is not zero:
+-- rows skipped, names that fell back, tables with rows that are not drawn.
 -- Invariants: counts come from the same views the writers read, so they
 -- match the files (the JSON event count is added by the writer).
 
 CREATE OR REPLACE VIEW trace_summary AS
 WITH flows AS (
     SELECT flow_cat, is_placeable FROM int_flows
+),
+copy_kinds AS (
+    SELECT cat, copy_kind, copy_count FROM int_gpu_ops WHERE cat = 'memcpy'
 )
-SELECT * FROM (VALUES
+SELECT ord, metric, CAST(value AS BIGINT) AS value FROM (VALUES
     (1, 'devices', (SELECT count(*) FROM int_homes WHERE home_kind = 'device')),
     (2, 'kernels', (SELECT count(*) FROM int_gpu_ops WHERE cat = 'kernel')),
-    (3, 'linked CUDA API launches', (SELECT count(*) FROM int_runtime_calls
+    (3, 'CUDA graph executions', (SELECT count(*) FROM int_gpu_ops
+        WHERE cat = 'cuda_graph')),
+    (4, 'linked CUDA API launches', (SELECT count(*) FROM int_runtime_calls
         WHERE cat = 'cuda_api' AND call_id IN (SELECT call_id
-            FROM int_runtime_links WHERE op_cat = 'kernel'))),
-    (4, 'stream launch flows', (SELECT count(*) FROM flows
+            FROM int_runtime_links WHERE op_cat IN ('kernel', 'cuda_graph')))),
+    (5, 'stream launch flows', (SELECT count(*) FROM flows
         WHERE flow_cat = 'launch' AND is_placeable)),
-    (5, 'Core launch flows', (SELECT count(*) FROM flows
+    (6, 'Core launch flows', (SELECT count(*) FROM flows
         WHERE flow_cat = 'launch_core' AND is_placeable)),
-    (6, 'CUDA synchronization calls', (SELECT count(*) FROM int_runtime_calls
+    (7, 'CUDA synchronization calls', (SELECT count(*) FROM int_runtime_calls
         WHERE cat = 'cuda_sync')),
-    (7, 'memcpy H2D', (SELECT count(*) FROM int_gpu_ops
-        WHERE cat = 'memcpy' AND copy_kind IN (1, 3, 11))),
-    (8, 'memcpy D2H', (SELECT count(*) FROM int_gpu_ops
-        WHERE cat = 'memcpy' AND copy_kind IN (2, 4, 12))),
-    (9, 'memcpy D2D/peer', (SELECT count(*) FROM int_gpu_ops
-        WHERE cat = 'memcpy' AND copy_kind IN (5, 6, 7, 8, 10, 13))),
-    (10, 'memcpy other', (SELECT count(*) FROM int_gpu_ops
-        WHERE cat = 'memcpy' AND copy_kind NOT IN
+    (8, 'GPU-side synchronization rows', (SELECT count(*) FROM stg_gpu_syncs)),
+    (9, 'sync flows', (SELECT count(*) FROM flows
+        WHERE flow_cat = 'sync' AND is_placeable)),
+    (10, 'memcpy H2D', (SELECT count(*) FROM copy_kinds
+        WHERE copy_kind IN (1, 3, 11))),
+    (11, 'memcpy D2H', (SELECT count(*) FROM copy_kinds
+        WHERE copy_kind IN (2, 4, 12))),
+    (12, 'memcpy D2D/peer', (SELECT count(*) FROM copy_kinds
+        WHERE copy_kind IN (5, 6, 7, 8, 10, 13))),
+    (13, 'memcpy other', (SELECT count(*) FROM copy_kinds
+        WHERE copy_kind IS NULL OR copy_kind NOT IN
             (1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13))),
-    (11, 'memset', (SELECT count(*) FROM int_gpu_ops WHERE cat = 'memset')),
-    (12, 'stream copy flows', (SELECT count(*) FROM flows
+    (14, 'memset', (SELECT count(*) FROM int_gpu_ops WHERE cat = 'memset')),
+    (15, 'stream copy flows', (SELECT count(*) FROM flows
         WHERE flow_cat = 'copy' AND is_placeable)),
-    (13, 'PCIe copy flows', (SELECT count(*) FROM flows
+    (16, 'PCIe copy flows', (SELECT count(*) FROM flows
         WHERE flow_cat = 'copy_pcie' AND is_placeable)),
-    (14, 'CPU NVTX ranges', (SELECT count(*) FROM stg_nvtx_push_pop_ranges)),
-    (15, 'NVTX start/end ranges', (SELECT count(*) FROM stg_nvtx_events
+    (17, 'CUDA event records', (SELECT count(*) FROM stg_cuda_events)),
+    (18, 'CPU NVTX ranges', (SELECT count(*) FROM stg_nvtx_push_pop_ranges)),
+    (19, 'NVTX start/end ranges', (SELECT count(*) FROM stg_nvtx_events
         WHERE event_type IN (60, 71) AND end_ns >= start_ns)),
-    (16, 'NVTX marks', (SELECT count(*) FROM stg_nvtx_events
+    (20, 'NVTX marks', (SELECT count(*) FROM stg_nvtx_events
         WHERE event_type = 34)),
-    (17, 'projected NVTX ranges', (SELECT count(DISTINCT nvtx_id)
+    (21, 'projected NVTX ranges', (SELECT count(DISTINCT nvtx_id)
         FROM int_nvtx_gpu_projection)),
-    (18, 'NVTX Kernel slices', (SELECT count(*)
+    (22, 'NVTX Kernel slices', (SELECT count(*)
         FROM int_nvtx_gpu_projection)),
-    (19, 'GPU ops owned by an NVTX range', (SELECT count(*)
+    (23, 'GPU ops owned by an NVTX range', (SELECT count(*)
         FROM int_nvtx_op_paths)),
-    (20, 'flows not drawn (GPU work ended before its call began)',
-        (SELECT count(*) FROM flows WHERE NOT is_placeable)),
-    (21, 'slices', (SELECT count(*) FROM int_slices))
+    (24, 'slices', (SELECT count(*) FROM int_slices))
 ) AS t(ord, metric, value)
 UNION ALL
-SELECT 100 + row_number() OVER (ORDER BY source_table, reason),
+SELECT ord, metric, CAST(value AS BIGINT) FROM (VALUES
+    (100, 'memcpy rows standing for a batch (copyCount > 1)',
+        (SELECT count(*) FROM copy_kinds WHERE copy_count > 1)),
+    (101, 'copies in those batched memcpy rows',
+        (SELECT coalesce(sum(copy_count), 0) FROM copy_kinds
+            WHERE copy_count > 1)),
+    (102, 'unclosed NVTX ranges (no end in the export; ended at the capture '
+        || 'end or where their enclosing range ends)',
+        (SELECT count(*) FROM stg_nvtx_events WHERE is_unclosed)),
+    (103, 'tracks continued past Perfetto''s depth limit (512 levels)',
+        (SELECT count(*) FROM int_tracks WHERE level > 0)),
+    (104, 'flows not drawn (GPU work ended before its call began)',
+        (SELECT count(*) FROM flows WHERE NOT is_placeable)),
+    (105, 'GPU-side synchronization rows without their API call',
+        (SELECT count(*) FROM stg_gpu_syncs AS sync WHERE NOT EXISTS (
+            SELECT 1 FROM int_runtime_calls AS call
+            WHERE call.proc_key = sync.proc_key
+                AND call.correlation_id = sync.correlation_id))),
+    (106, 'CUDA event rows without a timestamp (not drawn)',
+        (SELECT count(*) FROM nsys.CUPTI_ACTIVITY_KIND_CUDA_EVENT
+            WHERE coalesce(timestamp, 0) = 0)),
+    (107, 'CUDA API calls not drawn (no GPU work, not synchronization)',
+        (SELECT count(*) FROM stg_runtime_calls) - (SELECT count(*)
+            FROM int_runtime_calls))
+) AS optional(ord, metric, value)
+WHERE value <> 0
+UNION ALL
+SELECT 200 + row_number() OVER (ORDER BY source_table, reason),
     'rows skipped: ' || source_table || ' (' || reason || ')', skipped
 FROM stg_skipped_rows
 WHERE skipped > 0
+UNION ALL
+SELECT 300 + row_number() OVER (ORDER BY source),
+    CASE WHEN string_ids_missing
+        THEN 'names without StringIds (the export has no StringIds; '
+            || 'synchronization calls found only by their GPU-side rows): '
+        ELSE 'names not in StringIds: ' END || source,
+    distinct_ids
+FROM stg_name_fallbacks
+UNION ALL
+SELECT 400 + row_number() OVER (ORDER BY table_name),
+    'table with rows, not drawn: ' || table_name, row_count
+FROM stg_export_tables
+WHERE role = 'not drawn' AND row_count > 0
 ORDER BY 1;
