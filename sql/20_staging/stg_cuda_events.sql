@@ -2,17 +2,26 @@
 -- carry a GPU timestamp: the moment a cudaEventRecord completed on its
 -- stream.
 --
--- Reads: nsys.CUPTI_ACTIVITY_KIND_CUDA_EVENT, stg_export_info.
+-- Reads: nsys.CUPTI_ACTIVITY_KIND_CUDA_EVENT, stg_export_info,
+-- stg_context_devices.
 -- Grain: one row per record with a timestamp. Nsight writes timestamp 0
 -- (or, before schema 3.23, no timestamp column) unless the capture used
 -- --cuda-event-trace=true: such rows are not here and the summary counts
 -- them ("CUDA event rows without a timestamp (not drawn)").
--- Invariants: at_ns is UTC-epoch ns; NULL context/stream read as 0.
+-- Invariants: at_ns is UTC-epoch ns; NULL context/stream read as 0;
+-- device_id is that of the record's (process, context), as for
+-- synchronization records (stg_context_devices), else the exported one.
 
 CREATE OR REPLACE VIEW stg_cuda_events AS
 SELECT
     e.timestamp + x.time_offset_ns AS at_ns,
-    e.deviceId AS device_id,
+    coalesce(
+        (SELECT any_value(cd.device_id) FROM stg_context_devices AS cd
+            WHERE cd.context_id = coalesce(CAST(e.contextId AS BIGINT), 0)
+                AND (cd.proc_key = nsys_proc_key(coalesce(e.globalPid, 0))
+                    OR (cd.proc_key IS NULL AND cd.os_pid
+                        = nsys_os_pid(coalesce(e.globalPid, 0))))),
+        e.deviceId) AS device_id,
     coalesce(CAST(e.contextId AS BIGINT), 0) AS context_id,
     coalesce(CAST(e.streamId AS BIGINT), 0) AS stream_id,
     e.correlationId AS correlation_id,

@@ -3,7 +3,7 @@
 -- synchronization named.
 --
 -- Reads: nsys.CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, nsys.ENUM_CUPTI_SYNC_TYPE,
--- stg_export_info.
+-- stg_export_info, stg_context_devices.
 -- Grain: one row per record: the interval CUPTI gives the synchronizing
 -- call (cudaStreamSynchronize, cudaEventSynchronize, cudaStreamWaitEvent,
 -- cudaDeviceSynchronize, cuCtxSynchronize ...), linked to that call by
@@ -19,9 +19,13 @@
 -- write 2 for cudaStreamSynchronize and cudaStreamWaitEvent alike. The
 -- exported number and its enum label stay in args (syncType,
 -- syncTypeLabel).
+-- device_id is the device of the record's (process, context)
+-- (stg_context_devices: the exported deviceId is 0 on every row we have,
+-- whatever the device); the exported value stays in exported_device_id.
 -- Invariants: UTC-epoch ns; rows with NULL or reversed times or a
 -- NULL/negative deviceId are counted in stg_skipped_rows instead;
--- stream_id / event_id are NULL when CUPTI marked them not applicable.
+-- stream_id / event_id / event_sync_id are NULL when CUPTI marked them not
+-- applicable (all bits set; event_sync_id 0 also means none).
 
 CREATE OR REPLACE VIEW stg_gpu_syncs AS
 WITH kinds(sync_type, has_stream, has_event, sync_name) AS (
@@ -36,11 +40,12 @@ rows AS (
     SELECT
         s.start + x.time_offset_ns AS start_ns,
         s."end" + x.time_offset_ns AS end_ns,
-        s.deviceId AS device_id,
+        s.deviceId AS exported_device_id,
         coalesce(CAST(s.contextId AS BIGINT), 0) AS context_id,
         nullif(CAST(s.streamId AS BIGINT), 4294967295) AS stream_id,
         nullif(nullif(s.eventId, 4294967295), -1) AS event_id,
-        nullif(CAST(s.eventSyncId AS BIGINT), 4294967295) AS event_sync_id,
+        nullif(nullif(CAST(s.eventSyncId AS BIGINT), 4294967295), 0)
+            AS event_sync_id,
         s.correlationId AS correlation_id,
         nsys_proc_key(coalesce(s.globalPid, 0)) AS proc_key,
         nsys_os_pid(coalesce(s.globalPid, 0)) AS os_pid,
@@ -52,6 +57,12 @@ rows AS (
 )
 SELECT
     rows.*,
+    coalesce(
+        (SELECT any_value(cd.device_id) FROM stg_context_devices AS cd
+            WHERE cd.context_id = rows.context_id
+                AND (cd.proc_key = rows.proc_key
+                    OR (cd.proc_key IS NULL AND cd.os_pid = rows.os_pid))),
+        rows.exported_device_id) AS device_id,
     kinds.sync_type,
     kinds.sync_name,
     enum.label AS exported_sync_label
