@@ -20,7 +20,7 @@ from typing import Callable
 import duckdb
 import jinja2
 
-from .errors import SqlStageError
+from .errors import InputError, SqlStageError
 
 _CREATED = re.compile(
     r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP\w*\s+)?(VIEW|TABLE|MACRO)\s+"
@@ -149,6 +149,8 @@ def run_pipeline(con: duckdb.DuckDBPyConnection, files: list[SqlFile], ctx: Cont
     Raises:
         SqlStageError: naming the file, the view being created and DuckDB's
             message, for any template, SQL or hook failure.
+        InputError: a stage refused the input with ``error('refuse: ...')``
+            (its sentence is the message).
     """
     hooks = hooks or {}
     timings = []
@@ -179,11 +181,29 @@ def run_pipeline(con: duckdb.DuckDBPyConnection, files: list[SqlFile], ctx: Cont
             try:
                 con.execute(query)
             except duckdb.Error as exc:
+                refused = _refusal(exc)
+                if refused:
+                    raise InputError(refused) from None
                 m = _CREATED.search(query)
                 what = f" ({m.group(1).lower()} {m.group(2)})" if m else ""
                 raise SqlStageError(f"{sql_file.relpath}{what}: {_first_line(exc)}") from None
         timings.append(StageTiming(sql_file.relpath, time.perf_counter() - t0))
     return timings
+
+
+# A stage refuses an input it cannot turn into a correct trace by calling
+# error('refuse: ONE SENTENCE') (e.g. 40_trace/10_trace_base.sql when the
+# events span more time than Perfetto can place exactly): the sentence is
+# the user's message, not a SQL failure.
+REFUSAL = "refuse: "
+
+
+def _refusal(exc: BaseException) -> str | None:
+    """The sentence of a stage's ``error('refuse: ...')``, else None."""
+    text = " ".join(str(exc).split())
+    if isinstance(exc, duckdb.InvalidInputException) and REFUSAL in text:
+        return text.split(REFUSAL, 1)[1]
+    return None
 
 
 def created_objects(sql_text: str) -> list[tuple[str, str]]:

@@ -49,7 +49,9 @@ def test_broken_sql_names_file_and_view_and_publishes_nothing(tmp_path):
     sql = tmp_path / "sql"
     copy_sql_files(sql)
     flows = sql / "30_intermediate" / "80_int_flows.sql"
-    flows.write_text(flows.read_text().replace("link.call_id,", "link.no_such_column,", 1))
+    text = flows.read_text()
+    assert "pairs.op_id," in text
+    flows.write_text(text.replace("pairs.op_id,", "pairs.no_such_column,", 1))
     with pytest.raises(SqlStageError) as info:
         convert(EXPORT, Options(sql_dir=sql), root=tmp_path / "ws")
     msg = str(info.value)

@@ -11,14 +11,16 @@
 --               ENUM_*, TARGET_INFO_*, META_DATA_*, ANALYSIS_*);
 --   'not drawn' anything else (OS runtime calls, scheduling, sampling,
 --               overhead records, CUDA graph construction, ...).
--- Invariants: one row per table of the export (stand-ins for absent tables
+-- Table names are quoted as SQL text and identifiers (an export may hold
+-- any name). Invariants: one row per table of the export (stand-ins for absent tables
 -- are not listed); row_count is exact (count(*), metadata only for Parquet).
 
 CREATE OR REPLACE TABLE stg_export_tables AS
 WITH counts(table_name, row_count) AS (
 {%- for table in export_tables %}
     {% if not loop.first %}UNION ALL {% endif -%}
-    SELECT '{{ table }}', count(*) FROM nsys."{{ table }}"
+    SELECT '{{ table | replace("'", "''") }}', count(*)
+    FROM nsys."{{ table | replace('"', '""') }}"
 {%- endfor %}
 {%- if not export_tables %}
     SELECT NULL::VARCHAR, NULL::BIGINT WHERE FALSE

@@ -61,6 +61,8 @@
 -- longer first), so projected ranges keep their CPU parent/child order when
 -- their projections coincide (an outer range whose only work is its child's).
 -- NULL on other rows (callers use slice_id).
+-- is_projection: on GPU operation slices (op_id set), FALSE for the slice as
+-- executed (stream / Unified Memory track), TRUE for its Core/PCIe/D2D copy.
 
 CREATE OR REPLACE TABLE int_slices AS
 WITH thread_label AS (
@@ -81,7 +83,8 @@ gpu_executed AS (
         CASE WHEN op.is_unified_migration THEN 'Unified Memory'
             ELSE stream_track_name(op.stream_id, op.os_pid, op.context_id)
         END AS track_base_name,
-        op.op_id, op.device_id, op.proc_key AS owner_proc_key, op.os_pid,
+        op.op_id, FALSE AS is_projection, op.device_id,
+        op.proc_key AS owner_proc_key, op.os_pid,
         op.context_id, op.stream_id, op.correlation_id, op.copy_kind_label,
         op.bytes
         -- args: int_gpu_op_args, joined when the JSON is written
@@ -97,7 +100,8 @@ gpu_projected AS (
         CASE op.projection WHEN 'core' THEN 'CUDA Core Timeline'
             WHEN 'pcie' THEN 'PCIe Usage' ELSE 'D2D Copy' END
             AS track_base_name,
-        op.op_id, op.device_id, op.proc_key AS owner_proc_key, op.os_pid,
+        op.op_id, TRUE AS is_projection, op.device_id,
+        op.proc_key AS owner_proc_key, op.os_pid,
         op.context_id, op.stream_id, op.correlation_id, op.copy_kind_label,
         op.bytes
     FROM int_gpu_ops AS op
@@ -293,7 +297,8 @@ typed AS (
         NULL::BIGINT AS home_id, NULL::INTEGER AS class_order,
         NULL::BIGINT AS proc_key, NULL::BIGINT AS key1, NULL::BIGINT AS key2,
         NULL::BIGINT AS key3, NULL::VARCHAR AS track_base_name,
-        NULL::BIGINT AS op_id, NULL::BIGINT AS call_id,
+        NULL::BIGINT AS op_id, NULL::BOOLEAN AS is_projection,
+        NULL::BIGINT AS call_id,
         NULL::BIGINT AS nvtx_id, NULL::BIGINT AS linked_call_id,
         NULL::BIGINT AS device_id, NULL::BIGINT AS owner_proc_key,
         NULL::BIGINT AS os_pid, NULL::BIGINT AS os_tid,

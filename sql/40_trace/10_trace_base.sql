@@ -9,7 +9,8 @@
 -- is not shifted) still gives every JSON time in [0, 2^42) us, where
 -- Perfetto is ns-exact. Flow endpoints lie inside slices, so slices bound
 -- every emitted time. A trace longer than 2^42 us (50.9 days) cannot be
--- shown exactly and fails here with one sentence.
+-- shown exactly: the conversion is refused here with one sentence
+-- (error('refuse: ...'), see nsys_duck/pipeline.py).
 
 CREATE OR REPLACE TABLE trace_base AS
 WITH span AS (
@@ -40,10 +41,10 @@ based AS (
 SELECT
     CASE
         WHEN last_ns - base_ns >= 4398046511104000
-            THEN error('the capture spans '
+            THEN error('refuse: the events span '
                 || CAST((last_ns - base_ns) // 86400000000000 AS VARCHAR)
                 || ' days, more than Perfetto can place exactly (2^42 us, '
-                || 'about 50.9 days)')
+                || 'about 50.9 days); nothing was published')
         ELSE base_ns
     END AS base_ns
 FROM based;

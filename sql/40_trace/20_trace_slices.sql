@@ -10,11 +10,11 @@
 -- types are stable and documented in README.md ("Aligned Parquet") and
 -- docs/nvtx.md (the NVTX columns).
 -- nvtx_ids / nvtx_names: on the as-executed rows of GPU operations (cat
--- kernel, memcpy, memset), the NVTX ranges that own the operation under the
+-- kernel, memcpy, memset, cuda_graph), the NVTX ranges that own the operation under the
 -- conversion's --nvtx-scope (40_int_nvtx_gpu_projection.sql), outer ->
 -- inner, ids = nvtx_id of the ranges' own rows (cat 'nvtx'); an empty list
 -- when no range owns it; NULL on every other row (also on the Core/PCIe/D2D
--- copies of the same operation, so a GROUP BY over unnest(nvtx_ids) counts
+-- copies of the same operation, is_projection, so a GROUP BY over unnest(nvtx_ids) counts
 -- each operation once).
 
 CREATE OR REPLACE VIEW trace_slices AS
@@ -38,10 +38,10 @@ SELECT
     s.bytes,
     s.nvtx_id,
     s.ph,
-    CASE WHEN s.cat IN ('kernel', 'memcpy', 'memset')
+    CASE WHEN NOT s.is_projection
         THEN coalesce(p.nvtx_ids, []::BIGINT[]) END AS nvtx_ids,
-    CASE WHEN s.cat IN ('kernel', 'memcpy', 'memset')
+    CASE WHEN NOT s.is_projection
         THEN coalesce(p.nvtx_names, []::VARCHAR[]) END AS nvtx_names
 FROM int_slices_on_tracks AS s
 LEFT JOIN int_nvtx_op_paths AS p
-    ON p.op_id = s.op_id AND s.cat IN ('kernel', 'memcpy', 'memset');
+    ON p.op_id = s.op_id AND NOT s.is_projection;
