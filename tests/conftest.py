@@ -1,10 +1,35 @@
-"""Shared fixtures: the real dev reports and a builder for synthetic exports."""
+"""Shared fixtures: the real dev reports, a builder for synthetic exports, and
+Perfetto's real importer run on every trace the tests produce.
+
+Perfetto import check: ``nsys_duck.convert.convert`` is wrapped below (before
+any test module imports it), so every successful conversion is recorded: a
+hard link to its trace as written (a later conversion into the same
+workspace, or a test removing it, cannot change what is checked) and its
+Parquet slice counts. When the test ends, each recorded trace is loaded once
+with ``trace_processor_shell`` (``perfetto_import.py``) and the test errors
+at teardown if Perfetto reports errors or data loss, or counts other slices
+or flows than we wrote. Traces written by the CLI in a subprocess are
+recorded with :func:`register_trace`. Dev reports converted by the session
+fixture ``converted`` are checked once, by
+``test_reports.py::test_perfetto_imports_without_loss[NAME]`` (or, when that
+test is not selected, after the test that converted them). A test that means
+to produce a trace Perfetto rejects opts out with
+``@pytest.mark.perfetto_unchecked("why")``. Without the binary the check is
+skipped with a note (header and summary), unless
+``NSYS_DUCK_REQUIRE_PERFETTO=1`` (CI), which makes it fail.
+"""
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import os
+import shutil
+import sys
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
@@ -12,9 +37,31 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from nsys_duck.convert import Options, convert
+import nsys_duck.convert
+import perfetto_import
 
 REPO = Path(__file__).resolve().parent.parent
+
+# Every successful conversion is recorded for the Perfetto import check
+# (register_trace, below). Patched here, before the test modules run
+# `from nsys_duck.convert import convert`.
+_real_convert = nsys_duck.convert.convert
+
+
+@functools.wraps(_real_convert)
+def _convert_and_record(*args, **kwargs):
+    result = _real_convert(*args, **kwargs)
+    register_trace(result.workspace.json_gz, result.workspace.events_parquet)
+    return result
+
+
+nsys_duck.convert.convert = convert = _convert_and_record
+for _module in list(sys.modules.values()):   # e.g. nsys_duck.cli, if already imported
+    if (getattr(_module, "__name__", "").startswith("nsys_duck.")
+            and getattr(_module, "convert", None) is _real_convert):
+        _module.convert = _convert_and_record
+Options = nsys_duck.convert.Options
+
 REPORTS = Path(os.environ.get("NSYS_DUCK_REPORTS", REPO.parent / "shared" / "data" / "reports"))
 
 
@@ -44,13 +91,173 @@ def converted(tmp_path_factory):
 
     def get(name: str):
         if name not in cache:
-            res = convert(REPORTS / name / "parquet", Options(), root=root)
+            with _session_conversion(name):
+                res = convert(REPORTS / name / "parquet", Options(), root=root)
             with gzip.open(res.workspace.json_gz, "rb") as f:
                 events = json.loads(f.read(), parse_float=Decimal)
             cache[name] = (res, events)
         return cache[name]
 
     return get
+
+
+# --- Perfetto's importer on every produced trace (see the module docstring) ----
+
+@dataclass
+class _Trace:
+    origin: Path                      # where the trace was written
+    snapshot: Path                    # hard link (or copy) of it as written
+    ours: perfetto_import.Ours        # its Parquet slices, read at once
+    dev_name: str | None = None       # converted by the session fixture `converted`
+    problems: list[str] | None = None  # None: not checked yet
+    done: bool = False                 # checked, or skipped/failed for a missing binary
+
+
+_PENDING: list[_Trace] = []           # recorded, not yet checked or handed on
+_DEV: dict[str, _Trace] = {}          # dev report -> its trace (session fixture)
+_SESSION_NAME: list[str] = []         # set while `converted` converts NAME
+_SNAPSHOTS: list[Path] = []           # the folder holding the snapshots
+_STATS = {"checked": 0, "seconds": 0.0, "failed": 0, "skipped": 0}
+_UNCHECKED: list[str] = []            # "test id: reason" of perfetto_unchecked tests
+DIRECT_TEST = "test_perfetto_imports_without_loss"
+
+
+def _snapshot_dir() -> Path:
+    if not _SNAPSHOTS:
+        _SNAPSHOTS.append(Path(tempfile.mkdtemp(prefix="nsys-duck-perfetto-")))
+    return _SNAPSHOTS[0]
+
+
+def register_trace(json_gz: Path, parquet: Path | None = None) -> None:
+    """Record a trace the test produced (e.g. by the CLI in a subprocess) for
+    the Perfetto import check at the end of the test."""
+    json_gz = Path(json_gz)
+    folder = Path(tempfile.mkdtemp(prefix=json_gz.parent.name[:40] + "-", dir=_snapshot_dir()))
+    snapshot = folder / json_gz.name
+    try:
+        os.link(json_gz, snapshot)
+    except OSError:           # another file system: copy
+        shutil.copyfile(json_gz, snapshot)
+    ours = perfetto_import.our_slices(parquet or perfetto_import.parquet_for(json_gz))
+    trace = _Trace(json_gz, snapshot, ours, _SESSION_NAME[-1] if _SESSION_NAME else None)
+    if trace.dev_name is not None:
+        _DEV[trace.dev_name] = trace
+    _PENDING.append(trace)
+
+
+@contextmanager
+def _session_conversion(name: str):
+    _SESSION_NAME.append(name)
+    try:
+        yield
+    finally:
+        _SESSION_NAME.pop()
+
+
+def _check(trace: _Trace) -> list[str]:
+    """Import the trace once (cached on the record); [] = fine."""
+    if trace.problems is None:
+        problems, imported = perfetto_import.check(trace.snapshot, trace.ours)
+        _STATS["checked"] += 1
+        _STATS["seconds"] += imported.seconds if imported else 0.0
+        if problems:
+            _STATS["failed"] += 1
+            problems.append(f"(the trace as checked: {trace.snapshot}; written as {trace.origin})")
+        else:
+            shutil.rmtree(trace.snapshot.parent, ignore_errors=True)
+        trace.problems = problems
+        trace.done = True
+    return trace.problems
+
+
+def _report(traces: list[_Trace]) -> str:
+    return "\n\n".join(f"Perfetto import check of {t.origin.name}:\n  " + "\n  ".join(t.problems)
+                        for t in traces)
+
+
+def check_dev_trace(name: str) -> None:
+    """The import check of dev report NAME as converted by ``converted``."""
+    trace = _DEV[name]
+    if perfetto_import.find_binary() is None:
+        trace.done = True
+        if perfetto_import.required():
+            pytest.fail(perfetto_import.missing_message(), pytrace=False)
+        pytest.skip(perfetto_import.missing_message())
+    if _check(trace):
+        pytest.fail(_report([trace]), pytrace=False)
+
+
+def _direct_tests(session) -> set[str]:
+    """Dev reports whose test_perfetto_imports_without_loss[NAME] is selected."""
+    if not hasattr(session, "_nsys_duck_direct"):
+        session._nsys_duck_direct = {
+            item.callspec.params["name"] for item in session.items
+            if getattr(item, "originalname", None) == DIRECT_TEST
+            and hasattr(item, "callspec")}
+    return session._nsys_duck_direct
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _perfetto_snapshots(tmp_path_factory):
+    """Snapshots live under pytest's base temp (kept for failing traces)."""
+    if not _SNAPSHOTS:
+        _SNAPSHOTS.append(tmp_path_factory.mktemp("perfetto-import"))
+    yield
+
+
+@pytest.fixture(autouse=True)
+def _perfetto_import_check(request):
+    """After each test: load every trace it produced with Perfetto's importer."""
+    yield
+    direct = _direct_tests(request.session)
+    todo = []
+    for trace in _PENDING:
+        if trace.done:
+            continue              # by test_perfetto_imports_without_loss
+        if trace.dev_name in direct and DIRECT_TEST not in request.node.name:
+            continue              # test_perfetto_imports_without_loss[NAME] will check it
+        todo.append(trace)
+    _PENDING.clear()
+    if not todo:
+        return
+    marker = request.node.get_closest_marker("perfetto_unchecked")
+    if marker is not None or perfetto_import.find_binary() is None:
+        for trace in todo:
+            shutil.rmtree(trace.snapshot.parent, ignore_errors=True)
+    if marker is not None:
+        reason = (marker.args[0] if marker.args else marker.kwargs.get("reason")) or ""
+        if not reason.strip():
+            pytest.fail("@pytest.mark.perfetto_unchecked needs a reason", pytrace=False)
+        _UNCHECKED.append(f"{request.node.nodeid}: {reason}")
+        return
+    if perfetto_import.find_binary() is None:
+        if perfetto_import.required():
+            pytest.fail(perfetto_import.missing_message(), pytrace=False)
+        _STATS["skipped"] += len(todo)
+        return
+    failed = [t for t in todo if _check(t)]
+    if failed:
+        pytest.fail(_report(failed), pytrace=False)
+
+
+def pytest_report_header(config):
+    binary = perfetto_import.find_binary()
+    if binary is None:
+        return f"perfetto import check: {perfetto_import.missing_message()}"
+    return f"perfetto import check: {binary} ({perfetto_import.version(binary)})"
+
+
+def pytest_terminal_summary(terminalreporter):
+    s = _STATS
+    if s["checked"]:
+        terminalreporter.write_line(
+            f"perfetto import check: {s['checked']} traces loaded by trace_processor_shell "
+            f"in {s['seconds']:.1f} s, {s['failed']} with problems")
+    if s["skipped"]:
+        terminalreporter.write_line(f"perfetto import check SKIPPED ({s['skipped']} traces not "
+                                    f"loaded): {perfetto_import.missing_message()}")
+    for line in _UNCHECKED:
+        terminalreporter.write_line(f"perfetto import check not run (perfetto_unchecked): {line}")
 
 
 # --- synthetic exports -------------------------------------------------------
@@ -68,7 +275,27 @@ _TYPES = {
     "CUPTI_ACTIVITY_KIND_MEMCPY": {
         "start": pa.int64(), "end": pa.int64(), "deviceId": pa.int64(),
         "contextId": pa.uint64(), "streamId": pa.uint64(), "correlationId": pa.int64(),
-        "globalPid": pa.uint64(), "bytes": pa.uint64(), "copyKind": pa.uint64()},
+        "globalPid": pa.uint64(), "bytes": pa.uint64(), "copyKind": pa.uint64(),
+        # copyCount: schema 3.17.2+; no public Parquet export shows its type
+        # (newer nsys), so it has the stand-in's (sql/10_sources) type
+        "copyCount": pa.int64()},
+    # 2023.4.4's own Parquet types (a real export of the dev set)
+    "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION": {
+        "start": pa.int64(), "end": pa.int64(), "deviceId": pa.int64(),
+        "contextId": pa.uint64(), "greenContextId": pa.uint64(), "streamId": pa.uint64(),
+        "correlationId": pa.int64(), "globalPid": pa.uint64(), "syncType": pa.int64(),
+        "eventId": pa.int64()},
+    # Tables 2023.4.4 never wrote as Parquet (schema 3.23+/3.24+): the types
+    # an Nsight SQLite export of them is transcribed to (sql/10_sources)
+    "CUPTI_ACTIVITY_KIND_GRAPH_TRACE": {
+        "start": pa.int64(), "end": pa.int64(), "deviceId": pa.int64(),
+        "contextId": pa.uint64(), "greenContextId": pa.uint64(), "streamId": pa.uint64(),
+        "correlationId": pa.int64(), "globalPid": pa.uint64(), "graphId": pa.uint64(),
+        "graphExecId": pa.uint64()},
+    "CUPTI_ACTIVITY_KIND_CUDA_EVENT": {
+        "deviceId": pa.int64(), "contextId": pa.uint64(), "streamId": pa.uint64(),
+        "correlationId": pa.int64(), "globalPid": pa.uint64(), "eventId": pa.int64(),
+        "timestamp": pa.int64(), "eventSyncId": pa.uint64()},
     "CUPTI_ACTIVITY_KIND_MEMSET": {
         "start": pa.int64(), "end": pa.int64(), "deviceId": pa.int64(),
         "contextId": pa.uint64(), "streamId": pa.uint64(), "correlationId": pa.int64(),

@@ -14,7 +14,7 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import REPORTS, report_ids
+from conftest import REPORTS, check_dev_trace, report_ids
 import contract
 
 IDS = report_ids()
@@ -65,6 +65,16 @@ def test_counts_equal_nsight_tables(name, converted):
     # one Parquet row per X, per B/E pair, per async b/e pair and per instant
     n_be = sum(1 for e in events if e["ph"] in ("B", "b", "i"))
     assert summary["Parquet rows"] == cats.total() + n_be
+
+
+@pytest.mark.parametrize("name", IDS)
+def test_perfetto_imports_without_loss(name, converted):
+    """Perfetto's own importer (trace_processor_shell) loads the trace with no
+    error or data-loss stat, and counts the slices of our aligned Parquet and
+    the flows of our JSON (tests/perfetto_import.py). This is where the dev
+    traces of ``converted`` are checked, once each."""
+    converted(name)
+    check_dev_trace(name)
 
 
 @pytest.mark.parametrize("name", IDS)
