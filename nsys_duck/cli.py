@@ -35,11 +35,16 @@ def print_summary(res: Result, timings: bool) -> None:
     out = click.echo
     out(f"== {res.workspace.name}")
     out(f"source: {res.source.path}")
-    if res.export_reused:
+    if res.export_reused and res.source.kind == "sqlite":
+        out(f"export: reused {res.workspace.parquet_dir} (transcribed from "
+            f"{res.source.path}, unchanged since; --force transcribes it again)")
+    elif res.export_reused:
         out(f"export: reused {res.workspace.parquet_dir} (newer than the report; "
             "--force re-exports)")
     elif res.nsys_version:
         out(f"nsys: {res.nsys_version}")
+    elif res.source.kind == "sqlite":
+        out(f"export: transcribed SQLite export {res.source.path} (no nsys needed)")
     else:
         out("export: existing Parquet folder (no nsys needed)")
     if res.overridden_sql:
@@ -95,7 +100,8 @@ def _terminate(signum, frame):
               help="Do not write NAME.duckdb (the pipeline's views and tables for SQL).")
 def convert_cmd(paths, nsys_path, force, sql_dir, nvtx_scope, memory_limit, timings,
                 no_validate, no_database):
-    """Convert reports (.nsys-rep/.qdrep) or Parquet export folders.
+    """Convert reports (.nsys-rep/.qdrep), Nsight SQLite exports (.sqlite) or
+    Parquet export folders.
 
     A path may start with '-' (e.g. -x.nsys-rep) when such a file exists.
     Example: nsys-duck convert model.nsys-rep

@@ -1,6 +1,7 @@
-"""One conversion: report or export folder -> the workspace's output files.
+"""One conversion: report, SQLite export or export folder -> the workspace's output files.
 
-Orchestration only: export with nsys if needed, register the Parquet tables,
+Orchestration only: export with nsys if needed (or transcribe an Nsight
+SQLite export into Parquet, ``sqlite_export``), register the Parquet tables,
 run the SQL stages (``pipeline``), write and check the files (``writers``),
 run the contract validator on the JSON, publish the files atomically and
 return the summary rows from ``trace_summary``.
@@ -8,8 +9,9 @@ return the summary rows from ``trace_summary``.
 Failure rules (README, "Exit status and messages"): every expected failure
 is an :class:`NsysDuckError` with a one-line message; temporary files are
 removed; nothing is published; a workspace folder this run created is
-removed again unless it holds an export made by nsys (slow to redo, so kept
-for the next run and for ``nsys-duck sql``).
+removed again unless it holds an export made by nsys or transcribed from an
+SQLite export (slow to redo, so kept for the next run and for
+``nsys-duck sql``).
 """
 
 from __future__ import annotations
@@ -30,12 +32,15 @@ import errno
 import duckdb
 from filelock import FileLock, Timeout
 
-from . import database, lanes, nsys as nsys_mod, pipeline, sources, writers
+from . import database, lanes, nsys as nsys_mod, pipeline, sources, sqlite_export, writers
 from .errors import (ExportDataError, InputError, NoEventsError, NsysDuckError,
                      SqlStageError, ValidationFailed, WorkspaceError)
 from .workspace import Source, Workspace, classify_input, workspace_for
 
 HOOKS = {"lanes": ("_lane_assignments", lanes.assign_lanes)}
+# --timings label of ensure_export per Source.kind (not shown when reused)
+EXPORT_LABELS = {"report": "nsys export", "sqlite": "transcribe SQLite to Parquet",
+                 "export": "link the export folder"}
 
 
 @dataclass
@@ -79,29 +84,59 @@ def _noop(stage: str, fraction: float | None) -> None:
 
 def ensure_export(source: Source, ws: Workspace, opts: Options,
                   progress: Progress) -> tuple[Path, str | None, bool]:
-    """Make sure ``ws.parquet_dir`` holds the export; returns (dir, nsys version, reused)."""
+    """Make sure ``ws.parquet_dir`` holds the export; returns (dir, nsys version, reused).
+
+    An export folder is mirrored (hard links); an SQLite export is
+    transcribed into Parquet (reused when the folder already holds a
+    transcription of the same file, unchanged since, unless ``--force``); a
+    report is exported by nsys (reused when the folder holds an nsys export
+    newer than the report).
+    """
     if source.kind == "export":
         if source.path == ws.parquet_dir.resolve():
             return ws.parquet_dir, None, True
         _link_or_copy_export(source.path, ws)
         return ws.parquet_dir, None, False
+    if source.kind == "sqlite":
+        return _transcribe_sqlite(source, ws, opts, progress)
     if (not opts.force and sources.is_export_dir(ws.parquet_dir)
+            and sqlite_export.read_marker(ws.parquet_dir) is None
             and ws.parquet_dir.stat().st_mtime >= source.path.stat().st_mtime):
         return ws.parquet_dir, None, True
     nsys = nsys_mod.find_nsys(opts.nsys)
     tmp = Path(tempfile.mkdtemp(prefix=".parquet.tmp-", dir=ws.dir))
     log = ws.dir / "nsys-export.log"
     try:
-        target = tmp / "parquet"
-        nsys_mod.export_parquet(
-            nsys, source.path, target, log_path=log,
+        written = nsys_mod.export_parquet(
+            nsys, source.path, tmp / "parquet", log_path=log,
             tick=lambda s: progress(f"nsys export ({s:.0f} s)", None))
+        if ws.parquet_dir.exists():
+            shutil.rmtree(ws.parquet_dir)
+        os.replace(written, ws.parquet_dir)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return ws.parquet_dir, nsys.version, False
+
+
+def _transcribe_sqlite(source: Source, ws: Workspace, opts: Options,
+                       progress: Progress) -> tuple[Path, str | None, bool]:
+    """Transcribe an Nsight SQLite export into ``ws.parquet_dir`` (or reuse it)."""
+    expected = standin_columns(pipeline.sql_files(opts.sql_dir), opts)
+    if not opts.force and sqlite_export.is_current(ws.parquet_dir, source.path, expected):
+        return ws.parquet_dir, None, True
+    tmp = Path(tempfile.mkdtemp(prefix=".parquet.tmp-", dir=ws.dir))
+    try:
+        target = tmp / "parquet"
+        sqlite_export.transcribe(
+            source.path, target, expected,
+            progress=lambda table, rows: progress(
+                f"SQLite -> Parquet: {table} ({rows:,} rows)", None))
         if ws.parquet_dir.exists():
             shutil.rmtree(ws.parquet_dir)
         os.replace(target, ws.parquet_dir)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return ws.parquet_dir, nsys.version, False
+    return ws.parquet_dir, None, False
 
 
 def _link_or_copy_export(src: Path, ws: Workspace) -> None:
@@ -141,6 +176,19 @@ def open_database(opts: Options, temp_dir: Path,
 STANDINS = "10_sources/nsys_tables.sql"
 
 
+def standin_columns(files: list[pipeline.SqlFile], opts: Options) -> sources.Expected:
+    """The columns the SQL stages read, from the stand-in DDL among ``files``
+    (``10_sources/nsys_tables.sql`` or its ``--sql-dir`` override)."""
+    standins = next((f for f in files if f.relpath == STANDINS), None)
+    if standins is None:
+        return {}
+    text = pipeline.render(standins, pipeline.Context({}, {"nvtx_scope": opts.nvtx_scope}))
+    try:
+        return sources.expected_columns(text)
+    except duckdb.Error as exc:
+        raise SqlStageError(f"{STANDINS}: {' '.join(str(exc).split())[:300]}") from None
+
+
 def build(con: duckdb.DuckDBPyConnection, export_dir: Path, opts: Options,
           progress: Progress = _noop, *, notes: sources.ExportNotes | None = None,
           ) -> tuple[list[pipeline.SqlFile], list[pipeline.StageTiming]]:
@@ -155,14 +203,7 @@ def build(con: duckdb.DuckDBPyConnection, export_dir: Path, opts: Options,
     """
     files = pipeline.sql_files(opts.sql_dir)
     options = {"nvtx_scope": opts.nvtx_scope}
-    expected: sources.Expected = {}
-    standins = next((f for f in files if f.relpath == STANDINS), None)
-    if standins is not None:
-        text = pipeline.render(standins, pipeline.Context({}, options))
-        try:
-            expected = sources.expected_columns(text)
-        except duckdb.Error as exc:
-            raise SqlStageError(f"{STANDINS}: {' '.join(str(exc).split())[:300]}") from None
+    expected = standin_columns(files, opts)
     scratch = con.execute("SELECT current_setting('temp_directory')").fetchall()[0][0]
     scratch_dir = Path(scratch) if scratch and Path(scratch).is_dir() else None
     registered: list[pipeline.StageTiming] = []
@@ -184,7 +225,7 @@ def build(con: duckdb.DuckDBPyConnection, export_dir: Path, opts: Options,
 
 def convert(path: str | os.PathLike, opts: Options | None = None, *,
             root: Path | None = None, progress: Progress = _noop) -> Result:
-    """Convert one report (or export folder) into its workspace.
+    """Convert one report (or SQLite export, or export folder) into its workspace.
 
     Writes ``NAME.perfetto.json.gz``, ``NAME.perfetto.parquet`` and
     ``NAME.kernel_dependencies.parquet`` under temporary names, checks the
@@ -193,10 +234,10 @@ def convert(path: str | os.PathLike, opts: Options | None = None, *,
 
     Raises:
         NsysDuckError (or a subclass) with a one-line message for every
-        expected failure: bad input, a damaged export or one lacking a
-        required column, nsys missing or failing, SQL errors, no events,
-        validator violations, a full disk, a second conversion of the same
-        report running.
+        expected failure: bad input, a damaged export (Parquet or SQLite)
+        or one lacking a required column, nsys missing or failing, SQL
+        errors, no events, validator violations, a full disk, a second
+        conversion of the same report running.
         KeyboardInterrupt: Ctrl-C (also when DuckDB reported it as its own
         error); temporary files are removed first.
     """
@@ -241,7 +282,8 @@ def convert(path: str | os.PathLike, opts: Options | None = None, *,
         return result
     finally:
         # a failed run takes back the folder it created, unless it holds an
-        # export nsys made (slow to redo; kept for the next run and for sql)
+        # export nsys made or a transcribed SQLite export (slow to redo; kept
+        # for the next run and for sql)
         if not done and created and (source.kind == "export"
                                      or not sources.is_export_dir(ws.parquet_dir)):
             shutil.rmtree(ws.dir, ignore_errors=True)
@@ -351,8 +393,10 @@ def _validation_message(rep) -> str:
 def _convert_locked(source: Source, ws: Workspace, opts: Options,
                     progress: Progress, watch: InterruptWatch) -> Result:
     progress("export", None)
+    exported: list[pipeline.StageTiming] = []
     try:
-        export_dir, nsys_version, reused = ensure_export(source, ws, opts, progress)
+        with _timed(exported, EXPORT_LABELS[source.kind]):
+            export_dir, nsys_version, reused = ensure_export(source, ws, opts, progress)
     except OSError as exc:
         raise _os_failure(exc, ws) from None
     spill = Path(tempfile.mkdtemp(prefix=".duckdb-spill-", dir=ws.dir))
@@ -368,6 +412,7 @@ def _convert_locked(source: Source, ws: Workspace, opts: Options,
             con = open_database(opts, spill, db_tmp)
             notes = sources.ExportNotes()
             files, timings = build(con, export_dir, opts, progress, notes=notes)
+            timings[:0] = [] if reused else exported
             stage = "counting slices"
             slices = con.execute("SELECT count(*) FROM int_slices").fetchall()[0][0]
             if slices == 0:

@@ -89,12 +89,13 @@ def find_nsys(override: str | os.PathLike | None = None) -> Nsys:
 
 
 def export_parquet(nsys: Nsys, report: Path, dest: Path, *, log_path: Path,
-                   tick: Callable[[float], None] | None = None) -> None:
-    """Run ``nsys export --type=parquetdir --ts-normalize=true`` into ``dest``.
+                   tick: Callable[[float], None] | None = None) -> Path:
+    """Run ``nsys export --type=parquetdir --ts-normalize=true -o dest``.
 
-    nsys's own output goes to ``log_path`` (its progress bar must not flood
-    the terminal); ``tick(elapsed_seconds)`` is called about 4 times a second
-    while it runs.
+    Returns the folder nsys wrote: ``dest``, or ``dest_pqtdir`` (newer nsys
+    appends ``_pqtdir`` to the name given with ``-o``). nsys's own output
+    goes to ``log_path`` (its progress bar must not flood the terminal);
+    ``tick(elapsed_seconds)`` is called about 4 times a second while it runs.
 
     Raises:
         ExportError: nsys failed; the message carries its reason (for a report
@@ -118,9 +119,11 @@ def export_parquet(nsys: Nsys, report: Path, dest: Path, *, log_path: Path,
     if proc.returncode != 0:
         text = log_path.read_text(errors="replace")
         raise ExportError(explain_export_failure(text, proc.returncode, nsys.version))
-    if not dest.is_dir() or not any(dest.glob("*.parquet")):
-        raise ExportError(f"nsys {nsys.version} reported success but wrote no Parquet "
-                          "export")
+    for out in (dest, dest.with_name(dest.name + "_pqtdir")):
+        if out.is_dir() and any(out.glob("*.parquet")):
+            return out
+    raise ExportError(f"nsys {nsys.version} reported success but wrote no Parquet "
+                      "export")
 
 
 _NEWER = re.compile(r"created in Nsight Systems version \(([^)]+)\),\s*newer than your "
@@ -151,8 +154,9 @@ def explain_export_failure(log_text: str, returncode: int | None,
     if m:
         made, ours = _short_version(m.group(1)), _short_version(m.group(2))
         return (f"the report was created by Nsight Systems {made}, newer than this "
-                f"nsys ({ours}); install Nsight Systems {made} or newer, or pass "
-                "--nsys FILE")
+                f"nsys ({ours}); install Nsight Systems {made} or newer, pass "
+                "--nsys FILE, or convert its SQLite export (nsys export --type=sqlite, "
+                f"with Nsight Systems {made} or newer) instead")
     lines = [ln.strip() for ln in log_text.splitlines() if ln.strip()
              and not set(ln.strip()) <= set("[]=-*#%0123456789. ")]
     errors = [ln for ln in lines if "rror" in ln or "fail" in ln.lower()]

@@ -16,6 +16,11 @@ import pyarrow.parquet as pq
 
 from .errors import ExportDataError
 
+# Columns nsys-duck never reads, whatever the export: NVTX_EVENTS.binaryData
+# (schema 3.16+) holds raw bytes labelled as text. They are left out of the
+# nsys.<TABLE> views, of the invalid-UTF-8 scan and of SQLite transcriptions.
+NEVER_READ: dict[str, tuple[str, ...]] = {"NVTX_EVENTS": ("binaryData",)}
+
 
 def sql_string(value: str) -> str:
     """Quote ``value`` as a DuckDB string literal (single quotes doubled).
@@ -129,9 +134,12 @@ def _first_line(exc: BaseException) -> str:
     return text[:300] or type(exc).__name__
 
 
-def _string_problems(path: Path, schema: pa.Schema) -> list[str]:
-    """Names of the string columns of ``path`` holding invalid UTF-8."""
-    cols = [f.name for f in schema if _kind_of_arrow(f.type) == "string"]
+def _string_problems(path: Path, schema: pa.Schema,
+                     skip: tuple[str, ...] = ()) -> list[str]:
+    """Names of the string columns of ``path`` holding invalid UTF-8
+    (``skip``: columns never read, not scanned)."""
+    cols = [f.name for f in schema
+            if _kind_of_arrow(f.type) == "string" and f.name not in skip]
     if not cols:
         return []
     table = pq.read_table(path, columns=cols)
@@ -146,12 +154,15 @@ def _string_problems(path: Path, schema: pa.Schema) -> list[str]:
     return bad
 
 
-def _repair_strings(path: Path, columns: list[str], dest: Path) -> list[tuple[str, int]]:
-    """Copy ``path`` to ``dest`` with invalid UTF-8 bytes replaced by U+FFFD.
+def _repair_strings(path: Path, columns: list[str], dest: Path,
+                    skip: tuple[str, ...] = ()) -> list[tuple[str, int]]:
+    """Copy ``path`` to ``dest`` with invalid UTF-8 bytes replaced by U+FFFD
+    (``skip``: columns never read, left out of the copy).
 
     Returns (column, number of values repaired).
     """
-    table = pq.read_table(path)
+    names = pq.read_schema(path).names
+    table = pq.read_table(path, columns=[n for n in names if n not in skip])
     counts = []
     for name in columns:
         i = table.schema.get_field_index(name)
@@ -202,7 +213,9 @@ def register_export(con: duckdb.DuckDBPyConnection, export_dir: Path,
 
     Returns:
         table name -> column names, as discovered from the Parquet schemas
-        (the template parameters of the SQL stages).
+        (the template parameters of the SQL stages). Columns in
+        :data:`NEVER_READ` are left out here and of the views, and are never
+        scanned.
 
     Raises:
         ExportDataError: a Parquet file cannot be read (truncated, damaged,
@@ -219,7 +232,8 @@ def register_export(con: duckdb.DuckDBPyConnection, export_dir: Path,
         except Exception as exc:  # pyarrow raises several types for bad files
             raise ExportDataError(f"the export's file {path.name} is damaged or not a "
                                   f"Parquet file ({_first_line(exc)})") from None
-        columns[table] = list(schema.names)
+        never = tuple(c for c in NEVER_READ.get(table, ()) if c in schema.names)
+        columns[table] = [n for n in schema.names if n not in never]
         select = ["*"]
         replace = []
         for want in expected.get(table, []):
@@ -244,13 +258,13 @@ def register_export(con: duckdb.DuckDBPyConnection, export_dir: Path,
         source = path
         if table in expected and scratch is not None:
             try:
-                bad = _string_problems(path, schema)
+                bad = _string_problems(path, schema, never)
             except Exception as exc:
                 raise ExportDataError(f"the export's file {path.name} is damaged "
                                       f"({_first_line(exc)})") from None
             if bad:
                 source = Path(scratch) / f"repaired-{table}.parquet"
-                for column, n in _repair_strings(path, bad, source):
+                for column, n in _repair_strings(path, bad, source, never):
                     notes.repaired_strings.append((table, column, n))
         shown = source.resolve()
         if relative_to is not None:
@@ -258,7 +272,11 @@ def register_export(con: duckdb.DuckDBPyConnection, export_dir: Path,
                 shown = source.resolve().relative_to(Path(relative_to).resolve())
             except ValueError:
                 pass
-        star = "*" if not replace else "* REPLACE (" + ", ".join(replace) + ")"
+        star = "*"
+        if never and source == path:   # a repaired copy has left them out already
+            star += " EXCLUDE (" + ", ".join(_quote(c) for c in never) + ")"
+        if replace:
+            star += " REPLACE (" + ", ".join(replace) + ")"
         select[0] = star
         con.execute(
             f"CREATE OR REPLACE VIEW nsys.{_quote(table)} AS "

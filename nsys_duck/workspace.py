@@ -10,6 +10,8 @@ from .errors import InputError
 from .sources import is_export_dir
 
 REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
+SQLITE_SUFFIX = ".sqlite"      # nsys export --type=sqlite
+PQTDIR_SUFFIX = "_pqtdir"      # newer nsys writes -o OUT as the folder OUT_pqtdir
 
 
 def workspace_root() -> Path:
@@ -20,22 +22,27 @@ def workspace_root() -> Path:
 
 @dataclass(frozen=True)
 class Source:
-    """A conversion input: a report file or an existing Parquet export folder."""
+    """A conversion input: a report file, an Nsight SQLite export or an
+    existing Parquet export folder."""
 
     path: Path
-    kind: str   # 'report' or 'export'
+    kind: str   # 'report', 'sqlite' or 'export'
     name: str   # NAME of the workspace folder
 
 
 def classify_input(path: str | os.PathLike) -> Source:
     """Decide what ``path`` is and which workspace NAME it gets.
 
-    NAME is the basename without ``.nsys-rep``/``.qdrep``; for an export folder
-    its own name, or its parent's when the folder is called ``parquet``.
+    NAME is the basename without ``.nsys-rep``/``.qdrep``/``.sqlite``; for an
+    export folder its own name, its parent's when the folder is called
+    ``parquet``, or ``OUT`` for a folder ``OUT_pqtdir`` (what newer nsys
+    writes for ``-o OUT``).
 
     Raises:
         InputError: missing path, unreadable file, a directory that is not an
-            export, or a file that is not a ``.nsys-rep``/``.qdrep`` report.
+            export, a file that is not a ``.nsys-rep``/``.qdrep`` report or a
+            ``.sqlite`` Nsight SQLite export (checked: SQLite header, Nsight
+            tables, a schema SQLite can read).
     """
     p = Path(path).expanduser()
     try:
@@ -49,14 +56,24 @@ def classify_input(path: str | os.PathLike) -> Source:
         if not is_export_dir(p):
             raise InputError("this folder is not an Nsight Parquet export "
                              "(no StringIds.parquet or META_DATA_EXPORT.parquet in it)")
-        name = p.parent.name if p.name == "parquet" else p.name
+        if p.name == "parquet":
+            name = p.parent.name
+        elif p.name.endswith(PQTDIR_SUFFIX) and len(p.name) > len(PQTDIR_SUFFIX):
+            name = p.name[: -len(PQTDIR_SUFFIX)]
+        else:
+            name = p.name
         return Source(p, "export", _check_name(name))
-    suffix = next((s for s in REPORT_SUFFIXES if p.name.endswith(s)), None)
+    suffix = next((s for s in REPORT_SUFFIXES + (SQLITE_SUFFIX,) if p.name.endswith(s)),
+                  None)
     if suffix is None:
         raise InputError("not an Nsight Systems report (expected a .nsys-rep "
-                         "or .qdrep file, or a Parquet export folder)")
+                         "or .qdrep file, an SQLite export .sqlite, or a Parquet "
+                         "export folder)")
+    kind = "sqlite" if suffix == SQLITE_SUFFIX else "report"
     if not p.is_file():
-        raise InputError("not a regular file (a report must be a .nsys-rep or .qdrep "
+        raise InputError("not a regular file (an SQLite export must be a .sqlite file)"
+                         if kind == "sqlite" else
+                         "not a regular file (a report must be a .nsys-rep or .qdrep "
                          "file)")
     if not os.access(p, os.R_OK):
         raise InputError("the report is not readable (permission denied)")
@@ -73,7 +90,10 @@ def classify_input(path: str | os.PathLike) -> Source:
             raise InputError("this is a Git LFS pointer, not the report itself "
                              "(run git lfs pull to fetch it)")
     name = _check_name(p.name[: -len(suffix)])
-    return Source(p, "report", name)
+    if kind == "sqlite":
+        from .sqlite_export import check_export
+        check_export(p)
+    return Source(p, kind, name)
 
 
 def _check_name(name: str) -> str:

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import REPORTS
+from conftest import REPORTS, register_trace
 from nsys_duck.convert import Options, convert
 from nsys_duck.errors import NsysDuckError, NsysNotFoundError
 from nsys_duck.nsys import find_nsys
@@ -57,6 +57,7 @@ def test_qdrep_through_cli(tmp_path):
     last = out.stdout.strip().splitlines()[-1]
     assert last == str(tmp_path / "raiderstream_tiny" / "raiderstream_tiny.perfetto.json.gz")
     assert "nsys: 20" in out.stdout
+    register_trace(last)
 
 
 def test_no_nsys_gives_one_sentence(tmp_path):
@@ -79,6 +80,7 @@ def test_one_failure_does_not_stop_the_rest(tmp_path):
     assert out.returncode == 1
     assert "no such file or directory" in out.stderr
     assert (tmp_path / "raiderstream_tiny" / "raiderstream_tiny.perfetto.json.gz").exists()
+    register_trace(tmp_path / "raiderstream_tiny" / "raiderstream_tiny.perfetto.json.gz")
 
 
 def test_not_an_export_folder(tmp_path):
