@@ -1,0 +1,184 @@
+"""Today's captures: the real SQLite exports of Nsight Systems 2024.6 - 2026.2
+(export schema 3.16.1 - 3.25.0) in shared/data/newer, through the real
+pipeline, checked against their own tables (read here with sqlite3, never
+from our outputs) and the output contract.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sqlite3
+from collections import Counter
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+import contract
+from conftest import REPO
+from nsys_duck.convert import Options, convert
+
+NEWER = REPO.parent / "shared" / "data" / "newer"
+FILES = sorted(NEWER.glob("*/*.sqlite"))
+IDS = [p.stem for p in FILES]
+PCIE_KINDS = (1, 2, 3, 4, 11, 12)
+
+
+def test_newer_exports_exist():
+    assert len(FILES) >= 6, f"the newer exports are not under {NEWER}"
+
+
+@pytest.fixture(scope="module")
+def converted(tmp_path_factory):
+    root = tmp_path_factory.mktemp("newer")
+    cache = {}
+
+    def get(path: Path):
+        if path not in cache:
+            res = convert(path, Options(), root=root)
+            with gzip.open(res.workspace.json_gz, "rb") as f:
+                events = json.loads(f.read(), parse_float=Decimal)
+            slices = contract.slices_table(res.workspace.events_parquet)
+            cache[path] = (res, events, slices)
+        return cache[path]
+
+    return get
+
+
+class Tables:
+    """Counts straight from the SQLite export (the ground truth)."""
+
+    def __init__(self, path: Path):
+        self.con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        self.names = {r[0] for r in self.con.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+    def count(self, table: str, where: str = "1") -> int:
+        if table not in self.names:
+            return 0
+        return self.con.execute(f'SELECT count(*) FROM "{table}" WHERE {where}').fetchone()[0]
+
+    def linked(self, table: str) -> int:
+        """Rows of a GPU table whose (process, correlationId) has a runtime or
+        driver API call (eventClass 0/1): the ones that get launch/copy/sync flows."""
+        if table not in self.names:
+            return 0
+        return self.con.execute(f"""
+            SELECT count(*) FROM "{table}" AS g WHERE EXISTS (
+                SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r
+                WHERE r.eventClass IN (0, 1) AND r.correlationId = g.correlationId
+                    AND (r.globalTid >> 24) = (g.globalPid >> 24))""").fetchone()[0]
+
+    def epoch(self) -> int:
+        return self.con.execute(
+            "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()[0]
+
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_counts_equal_the_export_tables(path, converted):
+    res, events, slices = converted(path)
+    t = Tables(path)
+    summary = dict(res.summary)
+    kernels = t.count("CUPTI_ACTIVITY_KIND_KERNEL")
+    graphs = t.count("CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
+    memcpys = t.count("CUPTI_ACTIVITY_KIND_MEMCPY")
+    memsets = t.count("CUPTI_ACTIVITY_KIND_MEMSET")
+    syncs = t.count("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")
+    pcie = t.count("CUPTI_ACTIVITY_KIND_MEMCPY", f"copyKind IN {PCIE_KINDS}")
+    assert summary["kernels"] == kernels
+    assert summary["CUDA graph executions"] == graphs
+    assert summary["memset"] == memsets
+    assert sum(summary[m] for m in ("memcpy H2D", "memcpy D2H", "memcpy D2D/peer",
+                                    "memcpy other")) == memcpys
+    assert summary["GPU-side synchronization rows"] == syncs
+    cats = Counter(s["cat"] for s in slices)
+    assert cats["kernel"] == cats["kernel_core"] == kernels
+    assert cats["cuda_graph"] == cats["cuda_graph_core"] == graphs
+    assert cats["memcpy"] == memcpys and cats["memset"] == memsets
+    assert cats["memcpy_pcie"] == pcie
+    assert cats["gpu_sync"] == syncs
+    flows = Counter(e["cat"] for e in events if e["ph"] == "s")
+    launched = t.linked("CUPTI_ACTIVITY_KIND_KERNEL") + t.linked("CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
+    assert flows["launch"] == flows["launch_core"] == launched
+    assert flows["copy"] == (t.linked("CUPTI_ACTIVITY_KIND_MEMCPY")
+                             + t.linked("CUPTI_ACTIVITY_KIND_MEMSET"))
+    assert flows["sync"] == t.linked("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")
+    assert summary["CPU NVTX ranges"] == t.count("NVTX_EVENTS", "eventType IN (59, 70)")
+    # every table with rows that is not drawn is named, with its row count
+    not_drawn = {m.split(": ", 1)[1]: v for m, v in summary.items()
+                 if m.startswith("table with rows, not drawn: ")}
+    for table in ("OSRT_API", "SCHED_EVENTS", "COMPOSITE_EVENTS", "CUDA_GRAPH_EVENTS",
+                  "CUPTI_ACTIVITY_KIND_OVERHEAD", "NVTX_PAYLOAD_SCHEMAS"):
+        if t.count(table):
+            assert not_drawn[table] == t.count(table), table
+    assert "CUPTI_ACTIVITY_KIND_KERNEL" not in not_drawn and "StringIds" not in not_drawn
+
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_contract_holds(path, converted):
+    res, events, slices = converted(path)
+    assert contract.partial_overlaps([s for s in slices if s["ph"] != "b"]) == []
+    assert contract.unnamed_tracks(events) == []
+    assert contract.bad_ids(events) == []
+    assert contract.flow_problems(events, slices, res.base_ns) == []
+    assert res.validated
+    names = [e["args"]["name"] for e in events
+             if e["ph"] == "M" and e["name"] == "process_name"]
+    assert names and not any("Device -1" in n for n in names)
+
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_times_are_the_exports_plus_the_session_start(path, converted):
+    """Session-relative exports (all of these): absolute ns = Nsight's value +
+    TARGET_INFO_SESSION_START_TIME.utcEpochNs, exactly, in JSON and Parquet;
+    every JSON time in [0, 2^42) us."""
+    res, events, slices = converted(path)
+    t = Tables(path)
+    epoch = t.epoch()
+    rows = t.con.execute("SELECT start, \"end\" FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchall() \
+        if "CUPTI_ACTIVITY_KIND_KERNEL" in t.names else []
+    want = Counter((s + epoch, e + epoch) for s, e in rows)
+    assert Counter((s["start_ns"], s["end_ns"]) for s in slices if s["cat"] == "kernel") == want
+    got = Counter((contract.ns(e["ts"]) + res.base_ns,
+                   contract.ns(e["ts"]) + contract.ns(e["dur"]) + res.base_ns)
+                  for e in events if e.get("cat") == "kernel")
+    assert got == want
+    assert all(0 <= contract.ns(e["ts"]) < 2**42 * 1000 for e in events if "ts" in e)
+    assert res.base_ns % 10**9 == 0 and res.base_ns <= epoch
+
+
+def _process_names(events):
+    return sorted(e["args"]["name"] for e in events
+                  if e["ph"] == "M" and e["name"] == "process_name")
+
+
+def test_graph_level_launches_have_their_gpu_side(converted):
+    """flameox: two cudaGraphLaunch calls whose GPU side is only in
+    CUPTI_ACTIVITY_KIND_GRAPH_TRACE: each execution is drawn on stream 13 and
+    the Core Timeline, with a launch and a launch_core flow from its call."""
+    res, events, slices = converted(NEWER / "flameox_graph_trace_2025_5"
+                                    / "flameox_graph_trace_2025_5.sqlite")
+    graphs = [s for s in slices if s["cat"] == "cuda_graph"]
+    assert [(s["name"], s["correlation_id"], s["track_name"]) for s in
+            sorted(graphs, key=lambda s: s["start_ns"])] == [
+        ("CUDA graph 1", 141, "Stream 13 [pid 945961 ctx 1]"),
+        ("CUDA graph 1", 142, "Stream 13 [pid 945961 ctx 1]")]
+    assert dict(res.summary)["linked CUDA API launches"] == 5
+    calls = {s["correlation_id"]: s["name"] for s in slices if s["cat"] == "cuda_api"}
+    assert calls[141] == calls[142] == "cudaGraphLaunch"
+
+
+def test_devices_without_target_info_gpu_are_named_by_id(converted):
+    """nsysai: no TARGET_INFO_GPU; two processes on two H100s; the GPU-side
+    sync rows (all exported with deviceId 0) go to each context's device."""
+    res, events, slices = converted(NEWER / "nsysai_h100_2gpu_1s" / "nsysai_h100_2gpu_1s.sqlite")
+    assert _process_names(events) == ["Device 0: GPU 0", "Device 1: GPU 1"]
+    sync_tracks = {(s["device_id"], s["track_name"]) for s in slices if s["cat"] == "gpu_sync"}
+    assert sync_tracks == {(0, "CUDA Sync [pid 111 ctx 1]"), (1, "CUDA Sync [pid 112 ctx 2]")}
+
+
+def test_idle_gpus_of_target_info_are_not_drawn(converted):
+    """fuser_h100x8: eight H100s listed out of id order, work on device 0."""
+    res, events, _ = converted(NEWER / "fuser_h100x8_2024_6" / "fuser_h100x8_2024_6.sqlite")
+    assert _process_names(events) == ["Device 0: NVIDIA H100 80GB HBM3"]
