@@ -30,6 +30,28 @@ def _human(n: int) -> str:
     return str(n)
 
 
+def export_line(info: dict) -> str | None:
+    """One line on what made the export and how its times read (from
+    ``stg_export_info``), e.g. ``exported by: Nsight Systems 2025.5.2.266,
+    schema 3.24.0, session-relative times (+ session start 1785620044423518993
+    ns)``; None when the export says nothing."""
+    parts = []
+    if info.get("nsys_version"):
+        parts.append(f"Nsight Systems {info['nsys_version']}")
+    if info.get("schema_version"):
+        parts.append(f"schema {info['schema_version']}")
+    if not parts:
+        return None
+    if info.get("time_normalized"):
+        parts.append("UTC-epoch times (--ts-normalize)")
+    else:
+        parts.append(f"session-relative times (+ session start "
+                     f"{info.get('time_offset_ns')} ns)")
+    if info.get("time_shift_ns"):
+        parts.append(f"--ts-shift {info['time_shift_ns']} ns")
+    return "exported by: " + ", ".join(parts)
+
+
 def print_summary(res: Result, timings: bool) -> None:
     """The contract's summary; the last line is the absolute JSON path."""
     out = click.echo
@@ -47,6 +69,11 @@ def print_summary(res: Result, timings: bool) -> None:
         out(f"export: transcribed SQLite export {res.source.path} (no nsys needed)")
     else:
         out("export: existing Parquet folder (no nsys needed)")
+    line = export_line(res.export_info)
+    if line:
+        out(line)
+    if res.export_info.get("schema_note"):
+        out(f"note: {res.export_info['schema_note']}")
     if res.overridden_sql:
         out("SQL overridden by --sql-dir: " + ", ".join(res.overridden_sql))
     if res.added_sql:

@@ -73,6 +73,7 @@ class Result:
     base_ns: int = 0
     validated: bool = False          # the validator ran and found nothing
     validate_seconds: float = 0.0
+    export_info: dict = field(default_factory=dict)   # read_export_info()
 
 
 Progress = Callable[[str, float | None], None]
@@ -434,6 +435,9 @@ def _convert_locked(source: Source, ws: Workspace, opts: Options,
             summary = [(m, v) for _, m, v in con.execute(
                 "SELECT * FROM trace_summary").fetchall()]
             base_ns = con.execute("SELECT base_ns FROM trace_base").fetchall()[0][0]
+            export_info = read_export_info(con)
+            too_new = export_info.pop("_not_in_schema")
+            notes.filled_columns = [c for c in notes.filled_columns if c not in too_new]
             progress("saving the SQL database" if opts.database else "closing", None)
             stage = "saving NAME.duckdb"
             with _timed(timings, "save NAME.duckdb" if opts.database else "close DuckDB"):
@@ -477,7 +481,7 @@ def _convert_locked(source: Source, ws: Workspace, opts: Options,
         return Result(source, ws, nsys_version, reused, summary, finals,
                       [f.relpath for f in files if f.overridden],
                       [f.relpath for f in files if f.added], timings, base_ns,
-                      validated, seconds)
+                      validated, seconds, export_info=export_info)
     finally:
         if con is not None:
             try:
@@ -498,6 +502,21 @@ def _timed(timings: list[pipeline.StageTiming], label: str):
 
 def _lines(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:400]
+
+
+def read_export_info(con: duckdb.DuckDBPyConnection) -> dict:
+    """What made the export, from ``stg_export_info`` (one row): nsys_version,
+    schema_version, time_normalized, time_shift_ns (ns), session_start_ns
+    (UTC epoch ns), time_offset_ns (ns added to Nsight's times) and
+    schema_note (None, or one sentence when the schema is newer than the SQL
+    was checked with). Key ``_not_in_schema``: the (table, column) pairs of
+    ``stg_columns_not_in_schema``, too new for this export's schema."""
+    cur = con.execute("SELECT * FROM stg_export_info")
+    names = [d[0] for d in cur.description]
+    info = dict(zip(names, cur.fetchall()[0]))
+    info["_not_in_schema"] = {tuple(r) for r in con.execute(
+        "SELECT table_name, column_name FROM stg_columns_not_in_schema").fetchall()}
+    return info
 
 
 def _notes_summary(notes: sources.ExportNotes) -> list[tuple[str, object]]:

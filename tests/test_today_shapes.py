@@ -379,3 +379,42 @@ def test_negative_times_floor_to_the_second_below(tmp_path):
     res, events, _ = convert_checked(tmp_path, tables)
     assert res.base_ns == -3_000_000_000
     assert all(contract.ns(e["ts"]) >= 0 for e in events if "ts" in e)
+
+
+# --- schema versions ---------------------------------------------------------
+
+def _meta(version, nsys="2027.1.1.1"):
+    return [{"name": "EXPORT_PRODUCT_VERSION", "value": nsys},
+            {"name": "EXPORT_SCHEMA_VERSION", "value": version},
+            {"name": "EXPORT_PARAM_TIME_NORMALIZE", "value": "true"}]
+
+
+def test_another_schema_major_version_is_refused_with_one_sentence(tmp_path):
+    tables = _tables()
+    tables["META_DATA_EXPORT"] = _meta("4.0.1")
+    export = make_export(tmp_path / "synthetic" / "parquet", tables)
+    with pytest.raises(NsysDuckError) as info:
+        convert(export, Options(), root=tmp_path / "ws")
+    assert str(info.value) == (
+        "the export has schema version 4.0.1 (made by Nsight Systems 2027.1.1.1); "
+        "nsys-duck reads export schema 3.x, what Nsight Systems 2023 to 2026 write")
+    assert not (tmp_path / "ws" / "synthetic").exists()
+
+
+def test_newer_schema_minor_converts_with_a_note(tmp_path):
+    tables = _tables()
+    tables["META_DATA_EXPORT"] = _meta("3.31.2")
+    res, _, _ = convert_checked(tmp_path, tables)
+    info = res.export_info
+    assert (info["nsys_version"], info["schema_version"], info["schema_minor"]) == \
+        ("2027.1.1.1", "3.31.2", 31)
+    assert info["schema_note"] == (
+        "export schema 3.31.2 is newer than the newest nsys-duck was checked with (3.25); "
+        "converted anyway, tables and columns it added are not drawn")
+    # a checked version has no note, and the newer columns its schema predates
+    # are not reported missing
+    tables["META_DATA_EXPORT"] = _meta("3.7.2", nsys="2023.4.4.54")
+    res, _, _ = convert_checked(tmp_path / "old", tables)
+    assert res.export_info["schema_note"] is None
+    missing = dict(res.summary).get("export columns missing (read as NULL)", "")
+    assert "copyCount" not in missing and "clusterX" not in missing

@@ -21,8 +21,13 @@
 --     the --ts-shift (the epoch was added), else when its first event lies
 --     past half the session start's epoch value (relative times are small).
 --   * Never ANALYSIS_DETAILS: it is not a time origin.
---   * The schema major version is checked in Python before any stage runs
---     (3 is the only one this SQL reads; see nsys_duck/sources.py).
+--   * Schema versions (EXPORT_SCHEMA_VERSION, major.minor.micro): the SQL
+--     reads major version 3 only; another major version is refused here, with
+--     one sentence, before any other stage runs (error('refuse: ...')). A
+--     minor version newer than the newest this SQL was checked against
+--     (checked_schema_minor: 3.25, Nsight Systems 2026.2) converts with a
+--     one-line note (schema_note), since minor versions add columns and
+--     tables. An export without a schema version (hand-made) passes.
 
 CREATE OR REPLACE TABLE stg_export_info AS
 WITH meta AS (
@@ -65,19 +70,44 @@ decided AS (
                 )) > session_start_ns // 2, TRUE)
         END AS time_normalized
     FROM params
+),
+versioned AS (
+    SELECT
+        *,
+        TRY_CAST(split_part(schema_version, '.', 1) AS INTEGER) AS schema_major,
+        TRY_CAST(split_part(schema_version, '.', 2) AS INTEGER) AS schema_minor,
+        TRY_CAST(split_part(schema_version, '.', 3) AS INTEGER) AS schema_micro,
+        3 AS read_schema_major,
+        25 AS checked_schema_minor
+    FROM decided
 )
 SELECT
     nsys_version,
     schema_version,
-    TRY_CAST(split_part(schema_version, '.', 1) AS INTEGER) AS schema_major,
-    TRY_CAST(split_part(schema_version, '.', 2) AS INTEGER) AS schema_minor,
-    TRY_CAST(split_part(schema_version, '.', 3) AS INTEGER) AS schema_micro,
+    schema_major,
+    schema_minor,
+    schema_micro,
+    checked_schema_minor,
+    CASE
+        WHEN schema_version IS NOT NULL
+            AND schema_major IS DISTINCT FROM read_schema_major
+            THEN error('refuse: the export has schema version ' || schema_version
+                || ' (made by Nsight Systems ' || coalesce(nsys_version, '?')
+                || '); nsys-duck reads export schema '
+                || CAST(read_schema_major AS VARCHAR)
+                || '.x, what Nsight Systems 2023 to 2026 write')
+        WHEN schema_minor > checked_schema_minor
+            THEN 'export schema ' || schema_version || ' is newer than the newest '
+                || 'nsys-duck was checked with (' || CAST(read_schema_major AS VARCHAR)
+                || '.' || CAST(checked_schema_minor AS VARCHAR)
+                || '); converted anyway, tables and columns it added are not drawn'
+    END AS schema_note,
     time_normalized,
     coalesce(time_shift_ns, 0) AS time_shift_ns,
     session_start_ns,
     CASE WHEN time_normalized THEN 0 ELSE coalesce(session_start_ns, 0) END
         AS time_offset_ns
-FROM decided;
+FROM versioned;
 
 COMMENT ON TABLE stg_export_info IS 'The export''s nsys and schema versions, its time normalization and --ts-shift, and time_offset_ns: what staging adds to Nsight times to reach UTC-epoch ns.';
 COMMENT ON COLUMN stg_export_info.time_offset_ns IS 'ns added to every Nsight timestamp: 0 for --ts-normalize=true exports, TARGET_INFO_SESSION_START_TIME.utcEpochNs for session-relative ones.';
