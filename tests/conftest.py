@@ -271,7 +271,12 @@ _TYPES = {
         "registersPerThread": pa.int64(), "gridX": pa.int32(), "gridY": pa.int32(),
         "gridZ": pa.int32(), "blockX": pa.int32(), "blockY": pa.int32(),
         "blockZ": pa.int32(), "staticSharedMemory": pa.int32(),
-        "dynamicSharedMemory": pa.int32(), "graphNodeId": pa.uint64()},
+        "dynamicSharedMemory": pa.int32(), "graphNodeId": pa.uint64(),
+        "greenContextId": pa.uint64(),
+        # schema 3.23+ columns: no public Parquet export shows their types;
+        # those of the stand-ins (sql/10_sources/nsys_tables.sql)
+        "graphId": pa.uint64(), "clusterX": pa.int64(), "clusterY": pa.int64(),
+        "clusterZ": pa.int64()},
     "CUPTI_ACTIVITY_KIND_MEMCPY": {
         "start": pa.int64(), "end": pa.int64(), "deviceId": pa.int64(),
         "contextId": pa.uint64(), "streamId": pa.uint64(), "correlationId": pa.int64(),

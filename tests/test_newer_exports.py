@@ -182,3 +182,29 @@ def test_idle_gpus_of_target_info_are_not_drawn(converted):
     """fuser_h100x8: eight H100s listed out of id order, work on device 0."""
     res, events, _ = converted(NEWER / "fuser_h100x8_2024_6" / "fuser_h100x8_2024_6.sqlite")
     assert _process_names(events) == ["Device 0: NVIDIA H100 80GB HBM3"]
+
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_one_stream_track_per_process_context_and_stream(path, converted):
+    """greenContextId is NULL on some tables and 0 on others in these exports:
+    either way one track per (process, context, stream) of the GPU tables
+    (unified-memory migrations, with no stream, go to Unified Memory)."""
+    res, events, slices = converted(path)
+    t = Tables(path)
+    keys = set()
+    for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+                  "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"):
+        if table not in t.names:
+            continue
+        um = ("copyKind IN (11, 12, 13) AND streamId = 0 AND contextId = 0 "
+              "AND coalesce(correlationId, 0) = 0") if table.endswith("MEMCPY") else "0"
+        keys |= set(t.con.execute(
+            f'SELECT DISTINCT deviceId, (globalPid >> 24) & 16777215, contextId, streamId '
+            f'FROM "{table}" WHERE NOT ({um})').fetchall())
+    ours = {(s["device_id"], s["os_pid"], s["context_id"], s["stream_id"])
+            for s in slices if s["cat"] in ("kernel", "memcpy", "memset", "cuda_graph")
+            and s["track_name"].startswith("Stream ")}
+    assert ours == keys
+    tracks = {(s["pid"], s["track_name"].split(" #")[0]) for s in slices
+              if s["track_name"].startswith("Stream ")}
+    assert len(tracks) == len(keys)

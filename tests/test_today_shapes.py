@@ -418,3 +418,24 @@ def test_newer_schema_minor_converts_with_a_note(tmp_path):
     assert res.export_info["schema_note"] is None
     missing = dict(res.summary).get("export columns missing (read as NULL)", "")
     assert "copyCount" not in missing and "clusterX" not in missing
+
+
+def test_newer_kernel_columns_in_args_and_green_context_zero_is_none(tmp_path):
+    """graphId and cluster dimensions (schema 3.23+) appear in a kernel's args
+    when set; greenContextId 0 (newer exports) and NULL (older ones) both
+    mean none: one stream track either way, no greenContextId arg."""
+    res, events, slices = convert_checked(tmp_path, {
+        "StringIds": STRINGS,
+        "CUPTI_ACTIVITY_KIND_KERNEL": [
+            kernel(100, 200, 1, graphId=5, clusterX=2, clusterY=1, clusterZ=1,
+                   greenContextId=0, graphNodeId=0),
+            kernel(300, 400, 2, greenContextId=None, clusterX=0, graphId=0),
+            kernel(500, 600, 3, greenContextId=9)],
+        "CUPTI_ACTIVITY_KIND_RUNTIME": [api(10, 90, 1), api(210, 290, 2), api(410, 490, 3)],
+    })
+    args = {e["args"]["correlationId"]: e["args"] for e in events if e.get("cat") == "kernel"}
+    assert args[1]["graphId"] == 5 and args[1]["cluster"] == [2, 1, 1]
+    assert args[1]["graphNodeId"] is None and "greenContextId" not in args[1]
+    assert "graphId" not in args[2] and "cluster" not in args[2]
+    assert args[3]["greenContextId"] == 9
+    assert {s["track_name"] for s in slices if s["cat"] == "kernel"} == {"Stream 7 [pid 100 ctx 1]"}
