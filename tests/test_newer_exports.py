@@ -208,3 +208,82 @@ def test_one_stream_track_per_process_context_and_stream(path, converted):
     tracks = {(s["pid"], s["track_name"].split(" #")[0]) for s in slices
               if s["track_name"].startswith("Stream ")}
     assert len(tracks) == len(keys)
+
+
+# --- NVIDIA's own reports on the same files (nsys stats, the ground truth) ----
+
+def _nsys_stats(tmp_path, path: Path, report: str) -> list[dict] | None:
+    """Run ``nsys stats --report REPORT`` (the installed nsys, 2023.4 here) on a
+    copy of the export; its CSV rows, or None when the report wrote nothing
+    (2023.4's reports need tables some newer exports lack)."""
+    import shutil
+    import subprocess
+
+    from nsys_duck.errors import NsysNotFoundError
+    from nsys_duck.nsys import find_nsys
+    from test_nvtx import read_nsys_csv
+    try:
+        nsys = find_nsys()
+    except NsysNotFoundError:
+        pytest.skip("no nsys installed (make test installs Debian's nsight-systems)")
+    copy = tmp_path / path.name
+    shutil.copyfile(path, copy)
+    subprocess.run([str(nsys.path), "stats", "--report", report, "--format", "csv",
+                    "--output", str(tmp_path / "out"), str(copy)],
+                   check=True, capture_output=True, timeout=600)
+    csv = tmp_path / f"out_{report}.csv"
+    if not csv.exists() or csv.stat().st_size == 0:
+        return None
+    return read_nsys_csv(csv)
+
+
+@pytest.mark.nsys
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_gpu_rows_equal_nsight_cuda_gpu_trace(tmp_path, path, converted):
+    """Every kernel, memcpy and memset NVIDIA's cuda_gpu_trace lists is drawn
+    as executed with the same start (+ session start), duration, correlation
+    id and stream, and nothing else (memcpy/memset names equal too)."""
+    rows = _nsys_stats(tmp_path, path, "cuda_gpu_trace")
+    if rows is None:
+        pytest.skip("nsys 2023.4's cuda_gpu_trace writes nothing for this export "
+                    "(it joins TARGET_INFO_GPU, which the export lacks)")
+    res, events, slices = converted(path)
+    epoch = Tables(path).epoch()
+    want = Counter((int(r["Start (ns)"]) + epoch, int(r["Duration (ns)"]), int(r["CorrId"]),
+                    int(r["Strm"]), r["Name"] if r["Name"].startswith("[CUDA") else "kernel")
+                   for r in rows)
+    got = Counter((s["start_ns"], s["dur_ns"], s["correlation_id"] or 0,
+                   s["stream_id"], s["name"] if s["cat"] != "kernel" else "kernel")
+                  for s in slices if s["cat"] in ("kernel", "memcpy", "memset"))
+    assert sum(want.values()) == sum(got.values()) > 0
+    assert got == want, (list((want - got).items())[:3], list((got - want).items())[:3])
+
+
+@pytest.mark.nsys
+@pytest.mark.parametrize("path", [p for p in FILES if "nvtx" in p.stem or "fuser" in p.stem
+                                  or "nsysai" in p.stem], ids=lambda p: p.stem)
+def test_projection_equals_nsight_nvtx_gpu_proj_trace(tmp_path, path, converted):
+    """NVTX ranges projected onto the GPU = NVIDIA's nvtx_gpu_proj_trace on
+    the same file, to the ns (times + session start), with its NumGPUOps."""
+    rows = _nsys_stats(tmp_path, path, "nvtx_gpu_proj_trace")
+    if rows is None:
+        pytest.skip("nsys 2023.4's nvtx_gpu_proj_trace writes nothing for this export")
+    res, events, slices = converted(path)
+    epoch = Tables(path).epoch()
+    want = Counter((int(r["TID"]), int(r["Orig Start (ns)"]) + epoch, int(r["Orig Duration (ns)"]),
+                    int(r["Projected Start (ns)"]) + epoch, int(r["Projected Duration (ns)"]),
+                    int(r["NumGPUOps"])) for r in rows if r["RangeId"] != "")
+    ranges = {s["nvtx_id"]: s for s in slices if s["cat"] == "nvtx"}
+    spans: dict[int, list[int]] = {}
+    for s in slices:
+        if s["cat"] == "nvtx_kernel":
+            lo_hi = spans.setdefault(s["nvtx_id"], [s["start_ns"], s["end_ns"]])
+            lo_hi[0], lo_hi[1] = min(lo_hi[0], s["start_ns"]), max(lo_hi[1], s["end_ns"])
+    calls: dict[int, set] = {}
+    for s in slices:
+        for nid in s["nvtx_ids"] or []:
+            calls.setdefault(nid, set()).add((s["os_pid"], s["correlation_id"]))
+    got = Counter((ranges[n]["os_tid"], ranges[n]["start_ns"], ranges[n]["dur_ns"],
+                   lo, hi - lo, len(calls[n])) for n, (lo, hi) in spans.items())
+    assert sum(want.values()) > 0
+    assert got == want, (list((want - got).items())[:3], list((got - want).items())[:3])
