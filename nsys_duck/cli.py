@@ -72,14 +72,15 @@ def print_summary(res: Result, timings: bool) -> None:
     line = export_line(res.export_info)
     if line:
         out(line)
-    if res.export_info.get("schema_note"):
-        out(f"note: {res.export_info['schema_note']}")
+    for key in ("schema_note", "time_note"):
+        if res.export_info.get(key):
+            out(f"note: {res.export_info[key]}")
     if res.overridden_sql:
         out("SQL overridden by --sql-dir: " + ", ".join(res.overridden_sql))
     if res.added_sql:
         out("SQL added by --sql-dir: " + ", ".join(res.added_sql))
     out(f"time base (epoch_ns): {res.base_ns}")
-    width = max(len(m) for m, _ in res.summary)
+    width = min(max(len(m) for m, _ in res.summary), 60)   # longer labels overflow
     for metric, value in res.summary:
         out(f"  {metric:<{width}}  {value:>12,}" if isinstance(value, int)
             else f"  {metric:<{width}}  {value}")

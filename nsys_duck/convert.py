@@ -509,7 +509,8 @@ def read_export_info(con: duckdb.DuckDBPyConnection) -> dict:
     schema_version, time_normalized, time_shift_ns (ns), session_start_ns
     (UTC epoch ns), time_offset_ns (ns added to Nsight's times) and
     schema_note (None, or one sentence when the schema is newer than the SQL
-    was checked with). Key ``_not_in_schema``: the (table, column) pairs of
+    was checked with) and time_note (None, or one sentence when a
+    session-relative export has no session start). Key ``_not_in_schema``: the (table, column) pairs of
     ``stg_columns_not_in_schema``, too new for this export's schema."""
     cur = con.execute("SELECT * FROM stg_export_info")
     names = [d[0] for d in cur.description]

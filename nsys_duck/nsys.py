@@ -84,7 +84,7 @@ def find_nsys(override: str | os.PathLike | None = None) -> Nsys:
         raise NsysNotFoundError(
             "nsys was not found (looked in " + ", ".join(search_locations())
             + "); install Nsight Systems, pass --nsys FILE, or convert an existing "
-            "Parquet export folder instead")
+            "Parquet export folder or SQLite export (.sqlite) instead")
     return max(found, key=lambda n: n.version_key)
 
 

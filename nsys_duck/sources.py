@@ -241,8 +241,8 @@ def register_export(con: duckdb.DuckDBPyConnection, export_dir: Path,
                 if want.required:
                     raise ExportDataError(
                         f"the export's table {table} has no column \"{want.name}\", "
-                        "which nsys-duck needs (re-export the report with "
-                        "`nsys export --type=parquetdir`)")
+                        "which nsys-duck needs (export the report again with "
+                        "an unmodified nsys export)")
                 select.append(f"CAST(NULL AS {want.type}) AS {_quote(want.name)}")
                 notes.filled_columns.append((table, want.name))
                 continue

@@ -8,16 +8,18 @@ which omits empty tables), so everything downstream
 (:func:`sources.register_export` and the SQL stages) is the same for both.
 
 - Reading: Apache Arrow's ADBC SQLite driver streams Arrow record batches
-  from C (``adbc.sqlite.query.batch_rows`` rows each), read-only and
-  ``immutable`` (no lock or journal file is needed, so a read-only folder
-  works); each batch is written at once (ParquetWriter, zstd), so memory
+  from C (``adbc.sqlite.query.batch_rows`` rows each), read-only (and
+  ``immutable``, so no lock or journal file is needed, only when SQLite
+  cannot open it read-only where it lies); each batch is written at once (ParquetWriter, zstd), so memory
   stays bounded by one batch whatever the file's size.
 - Type witness: ADBC infers each column's Arrow type from the first batch,
   so a column that is NULL throughout it would become int64 and a later
   TEXT value would fail ("Type mismatch"). The query therefore starts with
   one row of non-NULL constants of each column's declared type
-  (``UNION ALL`` emits it first), every value is CAST to its declared type,
-  and the witness row is dropped from the first batch.
+  (``UNION ALL`` emits it first), text and blob values are CAST to their
+  declared type, and the witness row is dropped from the first batch. A
+  value of another type in an integer or real column (never written by
+  nsys) stops the transcription with one sentence rather than becoming 0.
 - Column types: the columns the SQL stages read (the stand-in DDL,
   ``sql/10_sources/nsys_tables.sql``) get the type DuckDB sees in Nsight
   2023.4's Parquet (UBIGINT -> uint64, INTEGER -> int32, ...), so SQLite's
@@ -98,10 +100,12 @@ class Transcription:
 
 # --- opening -----------------------------------------------------------------
 
-def _uri(path: Path) -> str:
-    """Read-only, immutable SQLite URI (no lock, no journal; a read-only folder works)."""
+def _uri(path: Path, immutable: bool = False) -> str:
+    """Read-only SQLite URI; ``immutable`` also skips locks and journals (for
+    a database SQLite cannot open read-only where it lies, e.g. one in WAL
+    mode in a read-only folder; a pending -wal file is then not read)."""
     return ("file:" + urllib.parse.quote(str(Path(path).resolve()), safe="/")
-            + "?mode=ro&immutable=1")
+            + "?mode=ro" + ("&immutable=1" if immutable else ""))
 
 
 _PREFIXES = re.compile(r"^(?:[A-Z_]+: )?(?:\[SQLite\] )?(?:Failed to (?:prepare|step|"
@@ -120,10 +124,21 @@ def _damaged(exc: BaseException) -> ExportDataError:
 
 
 def _connect(path: Path):
+    """Open read-only (so committed data in a -wal file is read too); if
+    SQLite cannot (it would need to write a -shm file beside it), open it
+    immutable."""
     import adbc_driver_manager
     import adbc_driver_sqlite.dbapi as dbapi
     try:
-        return dbapi.connect(_uri(path), autocommit=True)
+        con = dbapi.connect(_uri(path), autocommit=True)
+        try:
+            with closing(con.cursor()) as cur:
+                cur.execute("SELECT count(*) FROM sqlite_master")
+                cur.fetchall()
+            return con
+        except (adbc_driver_manager.Error, OSError):
+            con.close()
+        return dbapi.connect(_uri(path, immutable=True), autocommit=True)
     except adbc_driver_manager.Error as exc:
         raise _damaged(exc) from None
 
@@ -210,12 +225,30 @@ def _kind_of(t: pa.DataType) -> str:
 
 def _select(table: str, columns: list[_Column]) -> str:
     """The witness row (non-NULL constants of each declared type), then every
-    row CAST to the declared types: the first batch types every column."""
+    row: the first batch types every column. Text and blob columns are CAST
+    to their declared type (a number stored there reads as its text);
+    integer and real columns are not, so a value of another type (text in
+    an INTEGER column) makes the driver stop with a type mismatch instead of
+    SQLite's CAST turning it silently into 0."""
     witness = ", ".join(f"{_WITNESS[c.affinity][0]} AS {_quote_id(c.name)}"
                         for c in columns)
-    rows = ", ".join(f"CAST({_quote_id(c.name)} AS {_WITNESS[c.affinity][1]})"
-                     for c in columns)
+    rows = ", ".join(
+        f"CAST({_quote_id(c.name)} AS {_WITNESS[c.affinity][1]})"
+        if c.affinity in ("text", "blob") else _quote_id(c.name)
+        for c in columns)
     return f"SELECT {witness} UNION ALL SELECT {rows} FROM {_quote_id(table)}"
+
+
+def _read_failure(table: str, exc: BaseException) -> ExportDataError:
+    """A value of another type than its column's (the driver's type mismatch),
+    else a page SQLite cannot read."""
+    message = sqlite_message(exc)
+    if "Type mismatch" in message:
+        return ExportDataError(
+            f"the SQLite export's table {table} holds a value whose type differs from "
+            f"its column's declared type ({message}); it was not written by nsys, "
+            "or was edited")
+    return _damaged(exc)
 
 
 def _targets(table: str, columns: list[_Column], expected: Expected
@@ -339,15 +372,15 @@ def _copy_table(con, table: str, columns: list[_Column],
                 cur.execute(_select(table, columns))
                 reader = cur.fetch_record_batch()
             except (adbc_error, OSError) as exc:
-                raise _damaged(exc) from None
+                raise _read_failure(table, exc) from None
             first = True
             while True:
                 try:
                     batch = reader.read_next_batch()
                 except StopIteration:
                     break
-                except (adbc_error, OSError) as exc:   # a page SQLite cannot read
-                    raise _damaged(exc) from None
+                except (adbc_error, OSError) as exc:   # a bad value or page
+                    raise _read_failure(table, exc) from None
                 if first:
                     first = False
                     _check_witness(table, batch, columns)
@@ -377,6 +410,15 @@ _WITNESS_VALUE = {"integer": 0, "text": "", "real": 0.0, "blob": b""}
 def _check_witness(table: str, batch: pa.RecordBatch, columns: list[_Column]) -> None:
     """Row 0 of the first batch must be the type witness (SQLite emits the
     left side of UNION ALL first); dropping anything else would lose a row."""
+    for column, field_ in zip(columns, batch.schema):
+        if _kind_of(field_.type) != _KIND[column.affinity]:
+            # the driver typed the column from a value of another type in
+            # the first batch (text in an INTEGER column...)
+            raise ExportDataError(
+                f"the SQLite export's table {table} holds a value whose type differs "
+                f"from its column's declared type (column \"{column.name}\" is declared "
+                f"{column.affinity} and holds {_kind_of(field_.type)} values); it was "
+                "not written by nsys, or was edited")
     row = batch.slice(0, 1).to_pylist()
     if not row or list(row[0].values()) != [_WITNESS_VALUE[c.affinity] for c in columns]:
         raise ExportDataError(f"the SQLite export's table {table} did not start with "

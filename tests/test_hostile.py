@@ -703,7 +703,8 @@ def test_nsys_missing(tmp_path):
     out = run_cli(tmp_path, "convert", "tb.nsys-rep",
                   env={"PATH": os.path.dirname(sys.executable)})
     assert_fails(out, "tb.nsys-rep: nsys was not found (looked in /opt/nvidia/")
-    assert "or convert an existing Parquet export folder instead" in out.stderr
+    assert ("or convert an existing Parquet export folder or SQLite export (.sqlite) instead"
+            in out.stderr)
     assert ws_files(tmp_path) == []
 
 

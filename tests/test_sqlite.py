@@ -338,6 +338,42 @@ def test_value_that_does_not_fit_its_column_is_an_error(tmp_path):
         "fit INTEGER (")
 
 
+@pytest.mark.parametrize("batch_rows, bad_row", [(65536, 0), (2, 5)],
+                         ids=["in the first batch", "in a later batch"])
+def test_text_in_an_integer_column_is_an_error_not_zero(tmp_path, batch_rows, bad_row):
+    """SQLite would CAST 'abc' to 0 silently (a kernel drawn from the session
+    start); the transcription stops with one sentence instead, whether the
+    value is in the batch that types the columns or a later one."""
+    rows = synthetic_rows()
+    rows["CUPTI_ACTIVITY_KIND_RUNTIME"] = [api_row(100 + i, 200 + i, corr=10 + i)
+                                           for i in range(8)]
+    rows["CUPTI_ACTIVITY_KIND_RUNTIME"][bad_row]["start"] = "abc"
+    src = make_sqlite(tmp_path / "edited.sqlite", rows)
+    with pytest.raises(ExportDataError) as err:
+        transcribe(src, tmp_path / "out", expected_columns(), batch_rows=batch_rows)
+    msg = str(err.value)
+    assert msg.startswith("the SQLite export's table CUPTI_ACTIVITY_KIND_RUNTIME holds a "
+                          "value whose type differs from its column's declared type ("), msg
+    assert msg.endswith("it was not written by nsys, or was edited")
+
+
+def test_committed_rows_still_in_the_wal_file_are_read(tmp_path):
+    """A database in WAL mode whose last commit is still only in its -wal
+    file (its writer exited without a checkpoint): the transcription reads
+    what SQLite itself reads, not the older main file."""
+    import subprocess
+    import sys
+    src = make_sqlite(tmp_path / "wal.sqlite", synthetic_rows())
+    code = ("import os, sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+            "c.execute('PRAGMA journal_mode=wal'); c.execute('PRAGMA wal_autocheckpoint=0'); "
+            "c.execute('DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId = 2'); "
+            "c.commit(); os._exit(0)")
+    subprocess.run([sys.executable, "-c", code, str(src)], check=True)
+    assert (tmp_path / "wal.sqlite-wal").stat().st_size > 0
+    transcribe(src, tmp_path / "out", expected_columns())
+    assert parquet_row_counts(tmp_path / "out")["CUPTI_ACTIVITY_KIND_RUNTIME"] == 1
+
+
 def test_synthetic_sqlite_through_the_cli(tmp_path):
     src = make_sqlite(tmp_path / "in" / "synth.sqlite", synthetic_rows())
     before = sha256(src)

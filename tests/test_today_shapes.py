@@ -167,7 +167,8 @@ def test_gpu_sync_records_named_by_kind_and_linked_to_their_call(tmp_path):
                      ("cudaEventSynchronize", "cuda_sync"),
                      ("cudaStreamSynchronize", "cuda_sync"),
                      ("cudaStreamWaitEvent", "cuda_sync")]
-    exported = {e["args"]["correlationId"]: (e["args"]["syncType"], e["args"].get("streamId"),
+    exported = {e["args"]["correlationId"]: (e["args"]["exportedSyncType"],
+                                             e["args"].get("streamId"),
                                              e["args"].get("eventId"))
                 for e in events if e.get("cat") == "gpu_sync"}
     assert exported[51] == (2, 7, None) and exported[52] == (3, 7, 3)
@@ -190,7 +191,8 @@ def test_without_string_ids_sync_calls_are_found_by_their_gpu_rows(tmp_path):
     summary = dict(res.summary)
     assert summary["CUDA synchronization calls"] == 1
     assert [s["name"] for s in slices if s["cat"] == "cuda_sync"] == ["cudaApi#5"]
-    fell_back = {m: v for m, v in summary.items() if m.startswith("names without StringIds")}
+    fell_back = {m: v for m, v in summary.items()
+                 if m.startswith("no StringIds table, names as ids: ")}
     assert len(fell_back) == 2, summary   # kernel names and API names
     assert any("CUDA API names" in m and v == 3 for m, v in fell_back.items())
 

@@ -20,7 +20,9 @@
 --     hand-made) counts as normalized when EXPORT_CONFIG_TIME_SHIFT exceeds
 --     the --ts-shift (the epoch was added), else when its first event lies
 --     past half the session start's epoch value (relative times are small).
---   * Never ANALYSIS_DETAILS: it is not a time origin.
+--   * Never ANALYSIS_DETAILS: it is not a time origin. A session-relative
+--     export without a session start keeps its relative times (offset 0)
+--     and says so (time_note, printed as a note).
 --   * Schema versions (EXPORT_SCHEMA_VERSION, major.minor.micro): the SQL
 --     reads major version 3 only; another major version is refused here, with
 --     one sentence, before any other stage runs (error('refuse: ...')). A
@@ -106,7 +108,12 @@ SELECT
     coalesce(time_shift_ns, 0) AS time_shift_ns,
     session_start_ns,
     CASE WHEN time_normalized THEN 0 ELSE coalesce(session_start_ns, 0) END
-        AS time_offset_ns
+        AS time_offset_ns,
+    CASE WHEN NOT time_normalized AND session_start_ns IS NULL
+        THEN 'the export holds session-relative times and no session start '
+            || '(TARGET_INFO_SESSION_START_TIME): times are shown from 0 ns, '
+            || 'not UTC'
+    END AS time_note
 FROM versioned;
 
 COMMENT ON TABLE stg_export_info IS 'The export''s nsys and schema versions, its time normalization and --ts-shift, and time_offset_ns: what staging adds to Nsight times to reach UTC-epoch ns.';

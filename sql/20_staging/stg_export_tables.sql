@@ -8,6 +8,7 @@
 --               staging views read events from);
 --   'lookup'    names, ids, enums and metadata the stages read or that
 --               describe the capture (StringIds, ThreadNames, PROCESSES,
+--               ProcessStreams (the processes' stdout/stderr files),
 --               ENUM_*, TARGET_INFO_*, META_DATA_*, ANALYSIS_*);
 --   'not drawn' anything else (OS runtime calls, scheduling, sampling,
 --               overhead records, CUDA graph construction, ...).
@@ -34,7 +35,8 @@ drawn(table_name) AS (
         ('CUPTI_ACTIVITY_KIND_CUDA_EVENT'), ('NVTX_EVENTS')
 ),
 lookup_patterns(pattern) AS (
-    VALUES ('StringIds'), ('ThreadNames'), ('PROCESSES'), ('ENUM\_%'),
+    VALUES ('StringIds'), ('ThreadNames'), ('PROCESSES'), ('ProcessStreams'),
+        ('ENUM\_%'),
         ('TARGET\_INFO\_%'), ('META\_DATA\_%'), ('EXPORT\_META\_DATA'),
         ('ANALYSIS\_%')
 )

@@ -17,8 +17,8 @@
 -- (schema 3.7.2) writes 1 for cudaDeviceSynchronize, 2 for
 -- cudaEventSynchronize, 3 for both stream kinds; 2024.6-2026.2 (3.16-3.25)
 -- write 2 for cudaStreamSynchronize and cudaStreamWaitEvent alike. The
--- exported number and its enum label stay in args (syncType,
--- syncTypeLabel).
+-- exported number and its enum label stay in args (exportedSyncType,
+-- exportedSyncTypeLabel).
 -- device_id is the device of the record's (process, context)
 -- (stg_context_devices: the exported deviceId is 0 on every row we have,
 -- whatever the device); the exported value stays in exported_device_id.

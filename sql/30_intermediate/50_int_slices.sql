@@ -135,9 +135,11 @@ gpu_sync AS (
             || coalesce(',"eventId":' || CAST(sync.event_id AS VARCHAR), '')
             || coalesce(',"eventSyncId":'
                 || CAST(sync.event_sync_id AS VARCHAR), '')
-            || coalesce(',"syncType":'
+            -- the export's own syncType number and its enum label, which
+            -- may name another kind (stg_gpu_syncs.sql)
+            || coalesce(',"exportedSyncType":'
                 || CAST(sync.exported_sync_type AS VARCHAR), '')
-            || coalesce(',"syncTypeLabel":'
+            || coalesce(',"exportedSyncTypeLabel":'
                 || to_json(sync.exported_sync_label), '')
             || '}' AS args_json
     FROM gpu_syncs AS sync

@@ -15,7 +15,9 @@
 -- a batch (copyCount > 1) is counted once there and, with its copies, on
 -- its own line.
 -- Lines numbered from 100 are only printed when their count is not zero:
--- rows skipped, names that fell back, tables with rows that are not drawn.
+-- rows skipped, names that fell back (with no StringIds table at all,
+-- synchronization calls are found only by their GPU-side rows), tables with
+-- rows that are not drawn.
 -- Invariants: counts come from the same views the writers read, so they
 -- match the files (the JSON event count is added by the writer).
 
@@ -78,8 +80,7 @@ SELECT ord, metric, CAST(value AS BIGINT) FROM (VALUES
     (101, 'copies in those batched memcpy rows',
         (SELECT coalesce(sum(copy_count), 0) FROM copy_kinds
             WHERE copy_count > 1)),
-    (102, 'unclosed NVTX ranges (no end in the export; ended at the capture '
-        || 'end or where their enclosing range ends)',
+    (102, 'unclosed NVTX ranges (ended at their enclosing range or capture end)',
         (SELECT count(*) FROM stg_nvtx_events WHERE is_unclosed)),
     (103, 'tracks continued past Perfetto''s depth limit (512 levels)',
         (SELECT count(*) FROM int_tracks WHERE level > 0)),
@@ -93,9 +94,11 @@ SELECT ord, metric, CAST(value AS BIGINT) FROM (VALUES
     (106, 'CUDA event rows without a timestamp (not drawn)',
         (SELECT count(*) FROM nsys.CUPTI_ACTIVITY_KIND_CUDA_EVENT
             WHERE coalesce(timestamp, 0) = 0)),
-    (107, 'CUDA API calls not drawn (no GPU work, not synchronization)',
+    (107, 'CUDA API calls not drawn (no GPU work in the export, not sync)',
         (SELECT count(*) FROM stg_runtime_calls) - (SELECT count(*)
-            FROM int_runtime_calls))
+            FROM int_runtime_calls)),
+    (108, 'of the memcpy rows: unified-memory migrations',
+        (SELECT count(*) FROM int_gpu_ops WHERE is_unified_migration))
 ) AS optional(ord, metric, value)
 WHERE value <> 0
 UNION ALL
@@ -106,8 +109,7 @@ WHERE skipped > 0
 UNION ALL
 SELECT 300 + row_number() OVER (ORDER BY source),
     CASE WHEN string_ids_missing
-        THEN 'names without StringIds (the export has no StringIds; '
-            || 'synchronization calls found only by their GPU-side rows): '
+        THEN 'no StringIds table, names as ids: '
         ELSE 'names not in StringIds: ' END || source,
     distinct_ids
 FROM stg_name_fallbacks
