@@ -62,16 +62,16 @@ for _module in list(sys.modules.values()):   # e.g. nsys_duck.cli, if already im
         _module.convert = _convert_and_record
 Options = nsys_duck.convert.Options
 
-REPORTS = Path(os.environ.get("NSYS_DUCK_REPORTS", REPO.parent / "shared" / "data" / "reports"))
+from paths import NEWER, REPORTS  # noqa: E402  (one place for the shared data)
 
 
 def pytest_sessionstart(session):
     """Stop at once, with one message, when the real reports are not there:
     the suite runs on them, and dozens of FileNotFoundErrors would hide why."""
-    if not any(REPORTS.glob("*/parquet")):
-        pytest.exit(f"the dev reports are not at {REPORTS}: clone nsys-duck beside the "
-                    "team's shared/ folder (../shared/data/reports) or set "
-                    "NSYS_DUCK_REPORTS to that folder", returncode=4)
+    if not any(REPORTS.glob("*/parquet")) or not any(NEWER.glob("*/*.sqlite")):
+        pytest.exit(f"the team's data is not at {REPORTS} and {NEWER}: clone nsys-duck "
+                    "beside the team's shared/ folder or set NSYS_DUCK_SHARED to that "
+                    "folder", returncode=4)
 
 
 def report_exports() -> list[Path]:

@@ -15,7 +15,8 @@ problems (empty list = Perfetto imported the trace without errors or loss):
 
 No pytest in here: ``conftest.py`` decides when to check and how to report.
 The binary: ``$NSYS_DUCK_TRACE_PROCESSOR``, else
-``../shared/tools/perfetto/trace_processor_shell`` beside the repository.
+``tools/perfetto/trace_processor_shell`` in the team's shared folder
+(``paths.py``: ``$NSYS_DUCK_SHARED`` or ``../shared`` beside the clone).
 """
 
 from __future__ import annotations
@@ -32,10 +33,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from isal import igzip
 
-REPO = Path(__file__).resolve().parent.parent
+from paths import TRACE_PROCESSOR
+
 ENV_BINARY = "NSYS_DUCK_TRACE_PROCESSOR"
 ENV_REQUIRE = "NSYS_DUCK_REQUIRE_PERFETTO"
-DEFAULT_BINARY = REPO.parent / "shared" / "tools" / "perfetto" / "trace_processor_shell"
+DEFAULT_BINARY = TRACE_PROCESSOR
 QUERY = Path(__file__).resolve().parent / "perfetto_import.sql"
 TIMEOUT = 900.0          # seconds for one import (the 2M-event trace takes 4-6 s)
 

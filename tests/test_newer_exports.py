@@ -16,10 +16,9 @@ from pathlib import Path
 import pytest
 
 import contract
-from conftest import REPO
+from paths import NEWER
 from nsys_duck.convert import Options, convert
 
-NEWER = REPO.parent / "shared" / "data" / "newer"
 FILES = sorted(NEWER.glob("*/*.sqlite"))
 IDS = [p.stem for p in FILES]
 PCIE_KINDS = (1, 2, 3, 4, 11, 12)

@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import EPOCH, REPORTS, gtid, make_export
+from paths import NEWER
 from test_hostile import (PNG, assert_converts, assert_fails, fake_nsys, need_nsys,
                           run_cli, sha256, summary, ws_files)
 from nsys_duck import pipeline, sources, sqlite_export
@@ -35,7 +36,6 @@ from nsys_duck.convert import Options, convert, standin_columns
 from nsys_duck.errors import ExportDataError
 from nsys_duck.sqlite_export import ARROW_OF_DUCKDB, MARKER, transcribe
 
-NEWER = Path(os.environ.get("NSYS_DUCK_NEWER", REPORTS.parent / "newer"))
 NEWER_SQLITE = sorted(NEWER.glob("*/*.sqlite"))
 # the oldest newer schema (3.16.1): its NVTX_EVENTS has binaryData
 DDL_SOURCE = NEWER / "fuser_h100x8_2024_6" / "fuser_h100x8_2024_6.sqlite"
