@@ -105,17 +105,11 @@ def ensure_export(source: Source, ws: Workspace, opts: Options,
             and ws.parquet_dir.stat().st_mtime >= source.path.stat().st_mtime):
         return ws.parquet_dir, None, True
     nsys = nsys_mod.find_nsys(opts.nsys)
-    tmp = Path(tempfile.mkdtemp(prefix=".parquet.tmp-", dir=ws.dir))
-    log = ws.dir / "nsys-export.log"
-    try:
+    with _new_parquet_dir(ws) as tmp:
         written = nsys_mod.export_parquet(
-            nsys, source.path, tmp / "parquet", log_path=log,
+            nsys, source.path, tmp / "parquet", log_path=ws.dir / "nsys-export.log",
             tick=lambda s: progress(f"nsys export ({s:.0f} s)", None))
-        if ws.parquet_dir.exists():
-            shutil.rmtree(ws.parquet_dir)
-        os.replace(written, ws.parquet_dir)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        _publish_dir(written, ws)
     return ws.parquet_dir, nsys.version, False
 
 
@@ -125,35 +119,44 @@ def _transcribe_sqlite(source: Source, ws: Workspace, opts: Options,
     expected = standin_columns(pipeline.sql_files(opts.sql_dir), opts)
     if not opts.force and sqlite_export.is_current(ws.parquet_dir, source.path, expected):
         return ws.parquet_dir, None, True
-    tmp = Path(tempfile.mkdtemp(prefix=".parquet.tmp-", dir=ws.dir))
-    try:
-        target = tmp / "parquet"
+    with _new_parquet_dir(ws) as tmp:
         sqlite_export.transcribe(
-            source.path, target, expected,
+            source.path, tmp / "parquet", expected,
             progress=lambda table, rows: progress(
                 f"SQLite -> Parquet: {table} ({rows:,} rows)", None))
-        if ws.parquet_dir.exists():
-            shutil.rmtree(ws.parquet_dir)
-        os.replace(target, ws.parquet_dir)
+        _publish_dir(tmp / "parquet", ws)
+    return ws.parquet_dir, None, False
+
+
+@contextmanager
+def _new_parquet_dir(ws: Workspace):
+    """A temporary folder in the workspace to build a new ``parquet/`` in;
+    removed afterwards (whatever :func:`_publish_dir` did not move away)."""
+    tmp = Path(tempfile.mkdtemp(prefix=".parquet.tmp-", dir=ws.dir))
+    try:
+        yield tmp
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return ws.parquet_dir, None, False
+
+
+def _publish_dir(built: Path, ws: Workspace) -> None:
+    """Make the finished folder ``built`` the workspace's ``parquet/``."""
+    if ws.parquet_dir.exists():
+        shutil.rmtree(ws.parquet_dir)
+    os.replace(built, ws.parquet_dir)
 
 
 def _link_or_copy_export(src: Path, ws: Workspace) -> None:
     """Mirror an export folder into the workspace (hard links when possible)."""
-    tmp = Path(tempfile.mkdtemp(prefix=".parquet.tmp-", dir=ws.dir))
-    try:
+    with _new_parquet_dir(ws) as tmp:
+        built = tmp / "parquet"
+        built.mkdir()
         for f in sorted(src.glob("*.parquet")):
             try:
-                os.link(f, tmp / f.name)
+                os.link(f, built / f.name)
             except OSError:
-                shutil.copy2(f, tmp / f.name)
-        if ws.parquet_dir.exists():
-            shutil.rmtree(ws.parquet_dir)
-        os.replace(tmp, ws.parquet_dir)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+                shutil.copy2(f, built / f.name)
+        _publish_dir(built, ws)
 
 
 def open_database(opts: Options, temp_dir: Path,

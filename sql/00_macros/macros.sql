@@ -66,3 +66,10 @@ CREATE OR REPLACE MACRO thread_track_name(kind, os_pid, os_tid, thread_name) AS
 -- per track (kMaxDepth) and drops deeper ones; deeper slices continue on a
 -- continuation track every this many levels (65_int_slice_levels.sql).
 CREATE OR REPLACE MACRO track_depth_levels() AS 500;
+
+-- A GPU activity row (kernel, copy, memset, graph execution, sync record)
+-- that can be drawn: both times, end not before start, a device (>= 0).
+-- Rows failing it are counted by reason in stg_skipped_rows.
+CREATE OR REPLACE MACRO nsys_drawable_gpu_row(start_ns, end_ns, device_id) AS
+    start_ns IS NOT NULL AND end_ns IS NOT NULL AND end_ns >= start_ns
+    AND device_id >= 0;

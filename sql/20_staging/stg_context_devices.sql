@@ -11,7 +11,8 @@
 -- TARGET_INFO_CUDA_CONTEXT_INFO (processId is the OS pid there); callers
 -- fall back to the exported deviceId only when neither knows the context.
 -- Invariants: one row per (proc_key, context_id); the activity tables win
--- over CONTEXT_INFO.
+-- over CONTEXT_INFO. Macro context_device(proc_key, os_pid, context_id,
+-- exported_device_id): the lookup every such record uses.
 
 CREATE OR REPLACE TABLE stg_context_devices AS
 WITH from_work AS (
@@ -47,3 +48,13 @@ WHERE info.deviceId >= 0 AND NOT EXISTS (
     SELECT 1 FROM known
     WHERE known.os_pid = info.processId AND known.context_id = info.contextId)
 GROUP BY info.processId, info.contextId;
+
+-- The device of a record's (process, context), else the exported deviceId.
+CREATE OR REPLACE MACRO context_device(rec_proc_key, rec_os_pid, rec_context_id,
+        rec_exported_device_id) AS
+    coalesce(
+        (SELECT any_value(cd.device_id) FROM stg_context_devices AS cd
+            WHERE cd.context_id = rec_context_id
+                AND (cd.proc_key = rec_proc_key
+                    OR (cd.proc_key IS NULL AND cd.os_pid = rec_os_pid))),
+        rec_exported_device_id);

@@ -15,13 +15,9 @@
 CREATE OR REPLACE VIEW stg_cuda_events AS
 SELECT
     e.timestamp + x.time_offset_ns AS at_ns,
-    coalesce(
-        (SELECT any_value(cd.device_id) FROM stg_context_devices AS cd
-            WHERE cd.context_id = coalesce(CAST(e.contextId AS BIGINT), 0)
-                AND (cd.proc_key = nsys_proc_key(coalesce(e.globalPid, 0))
-                    OR (cd.proc_key IS NULL AND cd.os_pid
-                        = nsys_os_pid(coalesce(e.globalPid, 0))))),
-        e.deviceId) AS device_id,
+    context_device(nsys_proc_key(coalesce(e.globalPid, 0)),
+        nsys_os_pid(coalesce(e.globalPid, 0)),
+        coalesce(CAST(e.contextId AS BIGINT), 0), e.deviceId) AS device_id,
     coalesce(CAST(e.contextId AS BIGINT), 0) AS context_id,
     coalesce(CAST(e.streamId AS BIGINT), 0) AS stream_id,
     e.correlationId AS correlation_id,

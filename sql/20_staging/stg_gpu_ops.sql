@@ -51,8 +51,7 @@ FROM nsys.CUPTI_ACTIVITY_KIND_KERNEL AS k
 CROSS JOIN stg_export_info AS x
 LEFT JOIN nsys.StringIds AS short_str ON short_str.id = k.shortName
 LEFT JOIN nsys.StringIds AS demangled_str ON demangled_str.id = k.demangledName
-WHERE k.start IS NOT NULL AND k."end" IS NOT NULL AND k."end" >= k.start
-    AND k.deviceId >= 0;
+WHERE nsys_drawable_gpu_row(k.start, k."end", k.deviceId);
 
 -- Copy kinds -> where the copy is projected (output-contract.md, Tracks):
 -- 'pcie' host<->device, 'd2d' device-side, 'none' (HtoH, unknown).
@@ -93,8 +92,7 @@ FROM nsys.CUPTI_ACTIVITY_KIND_MEMCPY AS m
 CROSS JOIN stg_export_info AS x
 LEFT JOIN nsys.ENUM_CUDA_MEMCPY_OPER AS kind_enum
     ON kind_enum.id = CAST(m.copyKind AS BIGINT)
-WHERE m.start IS NOT NULL AND m."end" IS NOT NULL AND m."end" >= m.start
-    AND m.deviceId >= 0;
+WHERE nsys_drawable_gpu_row(m.start, m."end", m.deviceId);
 
 CREATE OR REPLACE VIEW stg_memsets AS
 SELECT
@@ -110,5 +108,4 @@ SELECT
     CAST(s.bytes AS BIGINT) AS bytes
 FROM nsys.CUPTI_ACTIVITY_KIND_MEMSET AS s
 CROSS JOIN stg_export_info AS x
-WHERE s.start IS NOT NULL AND s."end" IS NOT NULL AND s."end" >= s.start
-    AND s.deviceId >= 0;
+WHERE nsys_drawable_gpu_row(s.start, s."end", s.deviceId);

@@ -52,16 +52,11 @@ rows AS (
         s.syncType AS exported_sync_type
     FROM nsys.CUPTI_ACTIVITY_KIND_SYNCHRONIZATION AS s
     CROSS JOIN stg_export_info AS x
-    WHERE s.start IS NOT NULL AND s."end" IS NOT NULL AND s."end" >= s.start
-        AND s.deviceId >= 0
+    WHERE nsys_drawable_gpu_row(s.start, s."end", s.deviceId)
 )
 SELECT
     rows.*,
-    coalesce(
-        (SELECT any_value(cd.device_id) FROM stg_context_devices AS cd
-            WHERE cd.context_id = rows.context_id
-                AND (cd.proc_key = rows.proc_key
-                    OR (cd.proc_key IS NULL AND cd.os_pid = rows.os_pid))),
+    context_device(rows.proc_key, rows.os_pid, rows.context_id,
         rows.exported_device_id) AS device_id,
     kinds.sync_type,
     kinds.sync_name,

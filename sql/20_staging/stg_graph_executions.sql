@@ -30,5 +30,4 @@ SELECT
     'CUDA graph ' || coalesce(CAST(g.graphId AS VARCHAR), '?') AS name
 FROM nsys.CUPTI_ACTIVITY_KIND_GRAPH_TRACE AS g
 CROSS JOIN stg_export_info AS x
-WHERE g.start IS NOT NULL AND g."end" IS NOT NULL AND g."end" >= g.start
-    AND g.deviceId >= 0;
+WHERE nsys_drawable_gpu_row(g.start, g."end", g.deviceId);
