@@ -124,3 +124,40 @@ def flow_problems(events: list[dict], slices: list[dict], base_ns: int) -> list[
                 if (x in src and x["start_ns"] == s_ns) or (x in dst and x["start_ns"] == f_ns):
                     problems.append(f"flow {fid}: endpoint at the start of a slice longer than 1 ns")
     return problems[:10]
+
+
+# Slice categories that are copies of another category's source event: the
+# Core/PCIe/D2D copies of a GPU operation, and NVTX ranges projected onto the
+# GPU. A source event keeps the category of its own row.
+_COPY_OF = {"kernel_core": "kernel", "cuda_graph_core": "cuda_graph",
+            "memcpy_pcie": "memcpy", "memcpy_d2d": "memcpy", "nvtx_kernel": "nvtx"}
+
+
+def source_key(s: dict) -> tuple:
+    """The Nsight row a slice draws, from its Parquet columns only: every copy
+    of one source event (the Core copy of a kernel, an API call repeated under
+    each device, an NVTX range under each device and its projections) gets
+    the same key, and no two rows of the dev and newer exports share one."""
+    kind = _COPY_OF.get(s["cat"], s["cat"])
+    if kind == "nvtx":
+        return ("nvtx", s["nvtx_id"])
+    if kind in ("cuda_api", "cuda_sync"):
+        return (kind, s["os_pid"], s["os_tid"], s["correlation_id"], s["start_ns"],
+                s["end_ns"], s["name"])
+    return (kind, s["device_id"], s["context_id"], s["stream_id"], s["correlation_id"],
+            s["start_ns"], s["end_ns"], s["name"], s["copy_kind"], s["bytes"])
+
+
+def primary_problems(slices: list[dict]) -> list[str]:
+    """Source events without exactly one ``is_primary`` row, primary copies,
+    and NULL ``is_primary`` values."""
+    primary: dict[tuple, int] = defaultdict(int)
+    problems = []
+    for s in slices:
+        if s["is_primary"] is None:
+            problems.append(f"is_primary NULL: {s['cat']} {s['name']}")
+        primary[source_key(s)] += bool(s["is_primary"])
+        if s["is_primary"] and s["cat"] in _COPY_OF:
+            problems.append(f"a {s['cat']} copy is primary: {s['name']}")
+    problems += [f"{n} primary rows for {key}" for key, n in primary.items() if n != 1]
+    return problems[:10]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import sqlite3
 from collections import Counter
 from decimal import Decimal
@@ -286,3 +287,53 @@ def test_projection_equals_nsight_nvtx_gpu_proj_trace(tmp_path, path, converted)
                    lo, hi - lo, len(calls[n])) for n, (lo, hi) in spans.items())
     assert sum(want.values()) > 0
     assert got == want, (list((want - got).items())[:3], list((got - want).items())[:3])
+
+
+SYNC_CALL = re.compile(r"^(cudaDeviceSynchronize|cudaThreadSynchronize|cudaStreamSynchronize"
+                       r"|cuCtxSynchronize|cuStreamSynchronize)(_pt(sz|ds))?(_v[0-9]{4,})?$")
+
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_primary_rows_are_each_export_row_once(path, converted):
+    """``WHERE is_primary`` gives each drawn row of the export exactly once:
+    kernels, graph executions (flameox), copies, memsets, GPU-side syncs,
+    timed CUDA event records, NVTX rows and API calls (launching ones and
+    synchronization calls; two processes on two GPUs in nsysai), never a
+    Core/PCIe/D2D copy or an NVTX projection, and no event twice."""
+    res, events, slices = converted(path)
+    assert contract.primary_problems(slices) == []
+    t = Tables(path)
+    drawable = 'start IS NOT NULL AND "end" >= start AND deviceId >= 0'
+
+    def keys(table: str) -> set:
+        if table not in t.names:
+            return set()
+        return set(t.con.execute(f'SELECT globalPid >> 24, correlationId FROM "{table}" '
+                                 f'WHERE {drawable} AND correlationId <> 0').fetchall())
+
+    gpu = set().union(*(keys(f"CUPTI_ACTIVITY_KIND_{k}")
+                        for k in ("KERNEL", "MEMCPY", "MEMSET", "GRAPH_TRACE")))
+    sync = keys("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")
+    calls = t.con.execute("""
+        SELECT r.globalTid >> 24, r.correlationId, s.value
+        FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r LEFT JOIN StringIds AS s ON s.id = r.nameId
+        WHERE r.eventClass IN (0, 1) AND r.start IS NOT NULL AND r."end" >= r.start
+            AND r.globalTid IS NOT NULL""").fetchall() \
+        if "CUPTI_ACTIVITY_KIND_RUNTIME" in t.names else []
+    launched = sum(1 for pk, corr, _ in calls if (pk, corr) in gpu)
+    syncs = sum(1 for pk, corr, api in calls if (pk, corr) not in gpu
+                and ((pk, corr) in sync or SYNC_CALL.match(api or "")))
+    want = Counter({
+        "kernel": t.count("CUPTI_ACTIVITY_KIND_KERNEL", drawable),
+        "cuda_graph": t.count("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", drawable),
+        "memcpy": t.count("CUPTI_ACTIVITY_KIND_MEMCPY", drawable),
+        "memset": t.count("CUPTI_ACTIVITY_KIND_MEMSET", drawable),
+        "gpu_sync": t.count("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", drawable),
+        "cuda_event": t.count("CUPTI_ACTIVITY_KIND_CUDA_EVENT",
+                              "coalesce(timestamp, 0) <> 0 AND deviceId >= 0"),
+        "cuda_api": launched, "cuda_sync": syncs,
+        "nvtx": t.count("NVTX_EVENTS", """start IS NOT NULL AND globalTid IS NOT NULL
+            AND (eventType = 34 OR (eventType IN (59, 60, 70, 71)
+                AND coalesce("end", start) >= start))"""),
+    })
+    assert Counter(s["cat"] for s in slices if s["is_primary"]) == +want

@@ -145,3 +145,117 @@ def test_kernel_dependencies_schema(name, converted):
     table = pq.read_table(res.workspace.kernel_dependencies)
     assert table.num_rows == 0
     assert "src_correlation_id" in table.schema.names
+
+
+KERAS = "keras_darknet53_nvtx_startend"          # TensorFlow: short names shared by several kernels
+KERNEL_IDS = [n for n in IDS if (REPORTS / n / "parquet" / "CUPTI_ACTIVITY_KIND_KERNEL.parquet").exists()]
+
+
+def nsight_kernels(name: str) -> Counter:
+    """Every kernel of the export with its demangled name (StringIds)."""
+    folder = REPORTS / name / "parquet"
+    return Counter(duckdb.execute(f"""
+        SELECT k.correlationId, k.start, k."end", k.deviceId, k.streamId, s.value
+        FROM read_parquet('{folder / "CUPTI_ACTIVITY_KIND_KERNEL.parquet"}') AS k
+        LEFT JOIN read_parquet('{folder / "StringIds.parquet"}') AS s
+            ON s.id = k.demangledName""").fetchall())
+
+
+def test_one_short_name_several_demangled_kernels(converted):
+    """keras: 'EigenMetaKernel' (the slice name) is 7 different kernels; the
+    demangled_name column tells them apart, as Nsight's demangledName does."""
+    res, _ = converted(KERAS)
+    con = duckdb.connect()
+    ours = con.execute(f"""
+        SELECT count(DISTINCT demangled_name), count(*)
+        FROM read_parquet('{res.workspace.events_parquet}')
+        WHERE cat = 'kernel' AND name = 'EigenMetaKernel'""").fetchone()
+    want = con.execute(f"""
+        SELECT count(DISTINCT k.demangledName), count(*)
+        FROM read_parquet('{REPORTS / KERAS / "parquet" / "CUPTI_ACTIVITY_KIND_KERNEL.parquet"}') AS k
+        JOIN read_parquet('{REPORTS / KERAS / "parquet" / "StringIds.parquet"}') AS s
+            ON s.id = k.shortName
+        WHERE s.value = 'EigenMetaKernel'""").fetchone()
+    assert ours == want and ours[0] == 7 and ours[1] == 844
+
+
+@pytest.mark.parametrize("name", KERNEL_IDS)
+def test_kernel_rows_carry_the_exports_demangled_name(name, converted):
+    """Each kernel row, as executed and its Core copy, has the demangledName
+    string of its own export row; no other row has one."""
+    res, _ = converted(name)
+    slices = contract.slices_table(res.workspace.events_parquet)
+    want = nsight_kernels(name)
+    for cat in ("kernel", "kernel_core"):
+        got = Counter((s["correlation_id"], s["start_ns"], s["end_ns"], s["device_id"],
+                       s["stream_id"], s["demangled_name"]) for s in slices if s["cat"] == cat)
+        assert got == want, (cat, list((want - got).items())[:3], list((got - want).items())[:3])
+    assert all(s["demangled_name"] is None for s in slices
+               if s["cat"] not in ("kernel", "kernel_core"))
+
+
+def nsight_drawn_calls(name: str) -> tuple[int, int]:
+    """(calls that launched GPU work, other synchronization calls), from the
+    export: class 0/1 RUNTIME rows with a GPU row of the same process and
+    correlationId, else named as a device/stream synchronize or with a
+    SYNCHRONIZATION row (stg_runtime_calls.sql, 20_int_runtime_links.sql)."""
+    folder = REPORTS / name / "parquet"
+    if not (folder / "CUPTI_ACTIVITY_KIND_RUNTIME.parquet").exists():
+        return 0, 0
+
+    def keys(tables):
+        parts = [f"""SELECT globalPid >> 24 AS pk, correlationId AS corr
+                     FROM read_parquet('{folder / f"CUPTI_ACTIVITY_KIND_{t}.parquet"}')
+                     WHERE start IS NOT NULL AND "end" >= start AND deviceId >= 0"""
+                 for t in tables if (folder / f"CUPTI_ACTIVITY_KIND_{t}.parquet").exists()]
+        return " UNION ALL ".join(parts) or "SELECT NULL::UBIGINT AS pk, NULL::BIGINT AS corr"
+
+    return duckdb.execute(f"""
+        WITH gpu AS ({keys(("KERNEL", "MEMCPY", "MEMSET"))}),
+        sync AS ({keys(("SYNCHRONIZATION",))}),
+        calls AS (
+            SELECT
+                EXISTS (SELECT 1 FROM gpu WHERE gpu.pk = r.globalTid >> 24
+                    AND gpu.corr = r.correlationId AND r.correlationId <> 0) AS launched,
+                EXISTS (SELECT 1 FROM sync WHERE sync.pk = r.globalTid >> 24
+                    AND sync.corr = r.correlationId AND r.correlationId <> 0) AS has_sync,
+                regexp_matches(s.value, '^(cudaDeviceSynchronize|cudaThreadSynchronize|'
+                    || 'cudaStreamSynchronize|cuCtxSynchronize|cuStreamSynchronize)'
+                    || '(_pt(sz|ds))?(_v[0-9]{{4,}})?$') AS named_sync
+            FROM read_parquet('{folder / "CUPTI_ACTIVITY_KIND_RUNTIME.parquet"}') AS r
+            LEFT JOIN read_parquet('{folder / "StringIds.parquet"}') AS s ON s.id = r.nameId
+            WHERE r.eventClass IN (0, 1) AND r.start IS NOT NULL AND r."end" >= r.start
+                AND r.globalTid IS NOT NULL)
+        SELECT count(*) FILTER (WHERE launched),
+            count(*) FILTER (WHERE NOT launched AND (has_sync OR named_sync))
+        FROM calls""").fetchone()
+
+
+@pytest.mark.parametrize("name", IDS)
+def test_primary_rows_are_each_nsight_row_once(name, converted):
+    """``WHERE is_primary`` gives each drawn Nsight row exactly once: per
+    category the export's row count (an API call drawn under both devices of
+    alpa's process, an NVTX range under every device, counts once; no Core,
+    PCIe, D2D or NVTX-projection copy is primary), and no source event has
+    two primary rows or none."""
+    res, _ = converted(name)
+    slices = contract.slices_table(res.workspace.events_parquet)
+    assert contract.primary_problems(slices) == []
+    launched, syncs = nsight_drawn_calls(name)
+    drawable = 'start IS NOT NULL AND "end" >= start AND deviceId >= 0'
+    want = Counter({
+        "kernel": nsight_count(name, "CUPTI_ACTIVITY_KIND_KERNEL", drawable),
+        "memcpy": nsight_count(name, "CUPTI_ACTIVITY_KIND_MEMCPY", drawable),
+        "memset": nsight_count(name, "CUPTI_ACTIVITY_KIND_MEMSET", drawable),
+        "gpu_sync": nsight_count(name, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", drawable),
+        "cuda_api": launched, "cuda_sync": syncs,
+        "nvtx": nsight_count(name, "NVTX_EVENTS", """start IS NOT NULL AND globalTid IS NOT NULL
+            AND (eventType = 34 OR (eventType IN (59, 60, 70, 71)
+                AND coalesce("end", start) >= start))"""),
+    })
+    primary = Counter(s["cat"] for s in slices if s["is_primary"])
+    assert primary == +want
+    # the multi-device process: its calls are drawn under both devices, once primary
+    if name == "alpa_dev1_2_memcpy":
+        api = [s for s in slices if s["cat"] in ("cuda_api", "cuda_sync")]
+        assert len(api) > sum(1 for s in api if s["is_primary"]) == launched + syncs > 0

@@ -98,6 +98,38 @@ def test_one_process_on_two_gpus(tmp_path):
     assert dict(res.summary)["CUDA synchronization calls"] == 1
 
 
+def test_one_primary_row_per_event_on_two_gpus(tmp_path):
+    """One process on two GPUs, with NVTX (the real reports repeat API calls
+    under two devices, alpa, but have no NVTX there): the sync call, the NVTX
+    range and the mark are drawn under both devices and the range projected
+    on both; ``is_primary`` keeps one row of each, under the lower device,
+    and none of the Core copies or projections."""
+    thread = gtid(100, 101)
+    res, events, slices = run(tmp_path, {
+        "StringIds": STRINGS,
+        "CUPTI_ACTIVITY_KIND_KERNEL": [kernel(1000, 2000, 1, pid=100, device=0),
+                                       kernel(1000, 2000, 2, pid=100, device=1)],
+        "CUPTI_ACTIVITY_KIND_RUNTIME": [api(100, 300, 1, 100, 101), api(400, 500, 2, 100, 101),
+                                        api(2500, 2600, 3, 100, 101, name=5)],
+        "NVTX_EVENTS": [{"start": EPOCH + 50, "end": EPOCH + 3000, "eventType": 59,
+                         "text": "step", "globalTid": thread},
+                        {"start": EPOCH + 60, "eventType": 34, "text": "mark",
+                         "globalTid": thread}],
+    })
+    assert contract.primary_problems(slices) == []
+    assert Counter((s["cat"], s["name"], s["is_primary"]) for s in slices) == {
+        ("kernel", "kA", True): 2, ("kernel_core", "kA", False): 2,
+        ("cuda_api", "cudaLaunchKernel", True): 2,
+        ("cuda_sync", "cudaStreamSynchronize_ptsz", True): 1,
+        ("cuda_sync", "cudaStreamSynchronize_ptsz", False): 1,
+        ("nvtx", "step", True): 1, ("nvtx", "step", False): 1,
+        ("nvtx", "mark", True): 1, ("nvtx", "mark", False): 1,
+        ("nvtx_kernel", "step", False): 2}
+    device_0 = {e["pid"] for e in events if e["ph"] == "M" and e["name"] == "process_name"
+                and e["args"]["name"].startswith("Device 0")}
+    assert {s["pid"] for s in slices if s["is_primary"]
+            and s["cat"] in ("cuda_sync", "nvtx")} == device_0
+
 def test_graph_launch_with_several_kernels(tmp_path):
     res, events, slices = run(tmp_path, {
         "StringIds": STRINGS,

@@ -63,6 +63,15 @@
 -- NULL on other rows (callers use slice_id).
 -- is_projection: on GPU operation slices (op_id set), FALSE for the slice as
 -- executed (stream / Unified Memory track), TRUE for its Core/PCIe/D2D copy.
+-- is_primary: TRUE on exactly one slice of each source row of the export
+-- that is drawn, so a sum over the primary slices counts each kernel, copy,
+-- memset, graph execution, GPU-side sync, CUDA event record, API call and
+-- NVTX range or mark once: the slice as executed of a GPU operation (not
+-- its Core/PCIe/D2D copy); an API call's slice under the lowest home_id it
+-- is drawn under (the lowest device id); an NVTX row's slice under the
+-- lowest home of its process; every gpu_sync and cuda_event slice. FALSE on
+-- the other copies and on every projected NVTX range (cat 'nvtx_kernel': a
+-- copy of the range's own 'nvtx' slice). Never NULL.
 
 CREATE OR REPLACE TABLE int_slices AS
 WITH thread_label AS (
@@ -83,7 +92,7 @@ gpu_executed AS (
         CASE WHEN op.is_unified_migration THEN 'Unified Memory'
             ELSE stream_track_name(op.stream_id, op.os_pid, op.context_id)
         END AS track_base_name,
-        op.op_id, FALSE AS is_projection, op.device_id,
+        op.op_id, FALSE AS is_projection, TRUE AS is_primary, op.device_id,
         op.proc_key AS owner_proc_key, op.os_pid,
         op.context_id, op.stream_id, op.correlation_id, op.copy_kind_label,
         op.bytes
@@ -100,7 +109,7 @@ gpu_projected AS (
         CASE op.projection WHEN 'core' THEN 'CUDA Core Timeline'
             WHEN 'pcie' THEN 'PCIe Usage' ELSE 'D2D Copy' END
             AS track_base_name,
-        op.op_id, TRUE AS is_projection, op.device_id,
+        op.op_id, TRUE AS is_projection, FALSE AS is_primary, op.device_id,
         op.proc_key AS owner_proc_key, op.os_pid,
         op.context_id, op.stream_id, op.correlation_id, op.copy_kind_label,
         op.bytes
@@ -126,7 +135,7 @@ gpu_sync AS (
             || CAST(sync.context_id AS VARCHAR) || ']' AS track_base_name,
         sync.device_id, sync.proc_key AS owner_proc_key, sync.os_pid,
         sync.context_id, sync.stream_id, sync.correlation_id,
-        sync.call_id AS linked_call_id,
+        sync.call_id AS linked_call_id, TRUE AS is_primary,
         '{"correlationId":' || coalesce(CAST(sync.correlation_id AS VARCHAR),
                 'null')
             || ',"deviceId":' || CAST(sync.device_id AS VARCHAR)
@@ -154,7 +163,7 @@ cuda_event AS (
         stream_track_name(ev.stream_id, ev.os_pid, ev.context_id)
             AS track_base_name,
         ev.device_id, ev.proc_key AS owner_proc_key, ev.os_pid,
-        ev.context_id, ev.stream_id, ev.correlation_id,
+        ev.context_id, ev.stream_id, ev.correlation_id, TRUE AS is_primary,
         json_object('correlationId', ev.correlation_id,
             'deviceId', ev.device_id, 'contextId', ev.context_id,
             'streamId', ev.stream_id, 'eventId', ev.event_id,
@@ -162,20 +171,34 @@ cuda_event AS (
     FROM stg_cuda_events AS ev
 ),
 call_homes AS (
-    -- Linked calls: under each device their GPU work ran on.
-    SELECT DISTINCT link.call_id, link.device_id AS home_id
-    FROM int_runtime_links AS link
-    UNION
-    -- Synchronization calls: under every home of their process, and
-    -- under the device of their GPU-side synchronization rows.
-    SELECT call.call_id, home.home_id
-    FROM int_runtime_calls AS call
-    JOIN int_cpu_homes AS home ON home.proc_key = call.proc_key
-    WHERE call.cat = 'cuda_sync'
-    UNION
-    SELECT sync.call_id, sync.device_id
-    FROM gpu_syncs AS sync
-    WHERE sync.call_id IS NOT NULL
+    SELECT
+        call_id, home_id,
+        -- the call's primary slice: the one under its lowest home
+        home_id = min(home_id) OVER (PARTITION BY call_id) AS is_primary
+    FROM (
+        -- Linked calls: under each device their GPU work ran on.
+        SELECT DISTINCT link.call_id, link.device_id AS home_id
+        FROM int_runtime_links AS link
+        UNION
+        -- Synchronization calls: under every home of their process, and
+        -- under the device of their GPU-side synchronization rows.
+        SELECT call.call_id, home.home_id
+        FROM int_runtime_calls AS call
+        JOIN int_cpu_homes AS home ON home.proc_key = call.proc_key
+        WHERE call.cat = 'cuda_sync'
+        UNION
+        SELECT sync.call_id, sync.device_id
+        FROM gpu_syncs AS sync
+        WHERE sync.call_id IS NOT NULL
+    )
+),
+-- The homes of each process's CPU tracks; an NVTX row's primary slice is
+-- the one under the lowest.
+cpu_homes AS (
+    SELECT
+        proc_key, home_id,
+        home_id = min(home_id) OVER (PARTITION BY proc_key) AS is_primary
+    FROM int_cpu_homes
 ),
 api AS (
     SELECT
@@ -185,7 +208,7 @@ api AS (
         thread_track_name('CUDA API', call.os_pid, call.os_tid,
             tl.thread_name) AS track_base_name,
         call.call_id, call.proc_key AS owner_proc_key, call.os_pid,
-        call.os_tid, call.correlation_id,
+        call.os_tid, call.correlation_id, ch.is_primary,
         -- args built at output from these two columns (cuda_api_args_json)
         call.api_full_name, CAST(call.event_class AS BIGINT) AS event_class
     FROM int_runtime_calls AS call
@@ -259,11 +282,11 @@ nvtx_thread AS (
                     AS VARCHAR) ELSE '' END
             || CASE WHEN e.is_unclosed THEN ',"unclosed":true' ELSE '' END
             || '}' AS args_json,
-        e.nvtx_id AS nest_seq
+        e.nvtx_id AS nest_seq, ch.is_primary
     FROM nvtx_cpu_rows AS e
     JOIN thread_domains AS td
         ON td.global_tid = e.global_tid AND td.domain_id = e.domain_id
-    JOIN int_cpu_homes AS ch ON ch.proc_key = e.proc_key
+    JOIN cpu_homes AS ch ON ch.proc_key = e.proc_key
     LEFT JOIN category_names AS cn
         ON cn.proc_key = e.proc_key AND cn.domain_id = e.domain_id
         AND cn.category = e.category
@@ -286,7 +309,7 @@ nvtx_kernel AS (
             'kind', replace(p.range_kind, '_', '/'),
             'ownership', p.ownership,
             'gpuOps', p.gpu_op_count, 'apiCalls', p.launch_count) AS args_json,
-        p.path_order AS nest_seq
+        p.path_order AS nest_seq, FALSE AS is_primary
     FROM int_nvtx_gpu_projection AS p
     LEFT JOIN thread_label AS tl ON tl.global_tid = p.global_tid
 ),
@@ -300,6 +323,7 @@ typed AS (
         NULL::BIGINT AS proc_key, NULL::BIGINT AS key1, NULL::BIGINT AS key2,
         NULL::BIGINT AS key3, NULL::VARCHAR AS track_base_name,
         NULL::BIGINT AS op_id, NULL::BOOLEAN AS is_projection,
+        NULL::BOOLEAN AS is_primary,
         NULL::BIGINT AS call_id,
         NULL::BIGINT AS nvtx_id, NULL::BIGINT AS linked_call_id,
         NULL::BIGINT AS device_id, NULL::BIGINT AS owner_proc_key,

@@ -2,7 +2,7 @@
 -- per slice in the JSON: X, B/E pair, NVTX mark (i) or NVTX start/end async
 -- b/e pair; same count.
 --
--- Reads: int_slices_on_tracks, int_nvtx_op_paths.
+-- Reads: int_slices_on_tracks, int_nvtx_op_paths, int_gpu_ops.
 -- Invariants: times are absolute integer ns (Nsight's clock), so traces of
 -- several reports line up; pid/tid are the JSON ones (for ph 'b' the tid of
 -- the NVTX Thread track the JSON event names, although Perfetto draws it
@@ -16,6 +16,16 @@
 -- when no range owns it; NULL on every other row (also on the Core/PCIe/D2D
 -- copies of the same operation, is_projection, so a GROUP BY over unnest(nvtx_ids) counts
 -- each operation once).
+-- demangled_name: on kernel rows (cat kernel and its Core copy kernel_core)
+-- the kernel's demangled name (CUPTI_ACTIVITY_KIND_KERNEL.demangledName via
+-- StringIds, the name nsys stats' cuda_gpu_kern_sum groups by; the short
+-- name when the export has no demangled one), looked up by op_id in
+-- int_gpu_ops rather than carried through int_slices; NULL on every other
+-- row (memcpy, memset, graph executions, API, NVTX...). name stays the short
+-- name, the one drawn: one short name may stand for several kernels.
+-- is_primary: int_slices.is_primary (one row per drawn source row: WHERE
+-- is_primary counts each kernel, copy, API call, NVTX range... once).
+-- Both columns come after the older ones, so positional readers still work.
 
 CREATE OR REPLACE VIEW trace_slices AS
 SELECT
@@ -41,7 +51,14 @@ SELECT
     CASE WHEN NOT s.is_projection
         THEN coalesce(p.nvtx_ids, []::BIGINT[]) END AS nvtx_ids,
     CASE WHEN NOT s.is_projection
-        THEN coalesce(p.nvtx_names, []::VARCHAR[]) END AS nvtx_names
+        THEN coalesce(p.nvtx_names, []::VARCHAR[]) END AS nvtx_names,
+    op.demangled_name,
+    s.is_primary
 FROM int_slices_on_tracks AS s
 LEFT JOIN int_nvtx_op_paths AS p
-    ON p.op_id = s.op_id AND NOT s.is_projection;
+    ON p.op_id = s.op_id AND NOT s.is_projection
+LEFT JOIN int_gpu_ops AS op
+    ON op.op_id = s.op_id AND op.cat = 'kernel';
+
+COMMENT ON COLUMN trace_slices.demangled_name IS 'Kernel rows (kernel, kernel_core): the demangled kernel name (CUPTI_ACTIVITY_KIND_KERNEL.demangledName via StringIds), what nsys stats cuda_gpu_kern_sum groups by; name is the short name, which several kernels may share. NULL on other rows.';
+COMMENT ON COLUMN trace_slices.is_primary IS 'TRUE on exactly one row per drawn source row (kernel, memcpy, memset, graph execution, GPU-side sync, CUDA event record, API call, NVTX range or mark): FALSE on Core/PCIe/D2D copies, on API calls and NVTX rows repeated under other devices, and on projected NVTX ranges (nvtx_kernel). Sum over WHERE is_primary to count each event once.';
