@@ -56,13 +56,21 @@ class SqlFile:
 
     @property
     def description(self) -> str:
-        """First line of the header comment (what the stage produces)."""
+        """The header comment's first paragraph (what the stage produces), as
+        one line: up to the first empty comment line."""
+        words: list[str] = []
         for line in self.text.splitlines():
-            if line.startswith("--"):
-                return line.lstrip("-").strip()
-            if line.strip():
-                break
-        return ""
+            if not line.startswith("--"):
+                if line.strip() or words:
+                    break
+                continue
+            text = line.lstrip("-").strip()
+            if not text:
+                if words:
+                    break
+                continue
+            words.append(text)
+        return " ".join(words)
 
 
 def sql_files(sql_dir: Path | None = None) -> list[SqlFile]:
@@ -238,7 +246,8 @@ OUTPUT_SCHEMAS: dict[str, dict[str, str]] = {
         "device_id": "BIGINT", "os_pid": "BIGINT", "os_tid": "BIGINT",
         "context_id": "BIGINT", "stream_id": "BIGINT", "correlation_id": "BIGINT",
         "copy_kind": "VARCHAR", "bytes": "BIGINT", "nvtx_id": "BIGINT",
-        "ph": "VARCHAR", "nvtx_ids": "BIGINT[]", "nvtx_names": "VARCHAR[]"},
+        "ph": "VARCHAR", "nvtx_ids": "BIGINT[]", "nvtx_names": "VARCHAR[]",
+        "demangled_name": "VARCHAR", "is_primary": "BOOLEAN"},
 }
 
 

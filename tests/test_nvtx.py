@@ -663,3 +663,30 @@ def test_zero_length_ranges_and_marks(tmp_path):
     assert ("X", "zero") in phs and ("i", "m") in phs
     tracks = {s["track_name"] for s in run.slices if s["cat"] == "nvtx"}
     assert tracks == {"NVTX Thread [pid 100 tid 101]"}
+
+
+def _duckdb_cli() -> str:
+    """The DuckDB CLI installed with nsys-duck (duckdb-cli, a dependency)."""
+    import shutil
+    import sys
+    beside = Path(sys.executable).parent / "duckdb"
+    cli = str(beside) if beside.is_file() else shutil.which("duckdb")
+    assert cli, "duckdb-cli is a dependency of nsys-duck: its CLI must be installed"
+    return cli
+
+
+def test_docs_no_range_tables_are_what_the_query_prints(report):
+    """docs/nvtx.md's keras tables (ops in no range, per scope) are the DuckDB
+    CLI's output of the query printed above them, on a real conversion
+    (issue 13: the thread-scope table had the process scope's memset row)."""
+    import subprocess
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "nvtx.md").read_text()
+    query = re.search(r"```sql\n(SELECT cat, count\(\*\) AS ops.*?)```", docs, re.S).group(1)
+    for scope in ("thread", "process"):
+        run = report("keras_darknet53_nvtx_startend", scope)
+        out = subprocess.run([_duckdb_cli(), "-c", query], capture_output=True, text=True,
+                             cwd=run.result.workspace.dir, timeout=120)
+        assert out.returncode == 0, out.stderr
+        table = out.stdout.strip()
+        assert table.count("\n") >= 6
+        assert table in docs, f"--nvtx-scope {scope}:\n{table}"

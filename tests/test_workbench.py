@@ -67,7 +67,7 @@ def test_sql_command_prints_csv(tmp_path):
                           "SELECT cat, count(*) AS n FROM trace_slices GROUP BY cat ORDER BY cat",
                           "--format", "csv"], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
-    assert '"memset",98' in out.stdout
+    assert out.stdout.splitlines()[0] == "cat,n" and "memset,98" in out.stdout
 
 
 def test_readme_documents_every_aligned_parquet_column():
@@ -123,3 +123,14 @@ def test_edit_breaking_the_output_contract_is_named(tmp_path, edit, expected):
     assert expected in str(info.value)
     assert not (tmp_path / "ws" / "llmc_t4_no_kernel_table").exists() or not list(
         (tmp_path / "ws" / "llmc_t4_no_kernel_table").glob("*.perfetto.*"))
+
+
+def test_views_descriptions_are_whole_sentences():
+    """`nsys-duck views` printed each file's first comment line, cut mid-sentence
+    (issue 13): it prints the header's first paragraph."""
+    from nsys_duck import pipeline
+    for f in pipeline.sql_files(None):
+        text = f.description
+        assert text.endswith((".", ")")), (f.relpath, text)
+        first = next(line for line in f.text.splitlines() if line.startswith("--"))
+        assert text.startswith(first.lstrip("-").strip())
