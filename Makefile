@@ -11,7 +11,7 @@ DEMO ?= examples/rodinia_gaussian_8k_kernels/parquet
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e '.[test,docs]'
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -31,7 +31,7 @@ test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow and not nsys" $(PYTEST_ARGS)
 
 bench: $(STAMP)
-	@$(BIN)/python -m pip install -q -e '.[test,bench]' || echo "note: ncompass could not be installed; the bench runs without it"
+	@$(BIN)/python -m pip install -q -e '.[test,docs,bench]' || echo "note: ncompass could not be installed; the bench runs without it"
 	@NSYS_BIN=$$(bash .ci/install_nsys.sh | tail -1) || NSYS_BIN=""; \
 	export PATH="$$NSYS_BIN:$$PATH"; $(BIN)/python bench/bench.py $(BENCH_ARGS)
 

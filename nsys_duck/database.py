@@ -3,53 +3,76 @@
 The conversion runs in this file itself (a temporary name, renamed into
 place with the other outputs): every stage's tables are written once, and
 DuckDB can evict them to the file instead of holding them in memory or
-spilling them. Its catalog holds the macros, the ``nsys.*`` views over
-``parquet/`` (by RELATIVE path once the run ends) and every stage's views
-and tables. Relative paths resolve against DuckDB's
-``file_search_path`` (or the working directory), so the workspace folder can
-be moved: open it with ``cd WORKSPACE && duckdb NAME.duckdb`` or
-``nsys-duck sql NAME``.
+spilling them.
+
+The file is self-contained: it reads no file path. The export tables the
+SQL stages read are copied into schema ``nsys`` as tables when the export
+is registered (``sources.register_export(materialize=...)``); any other
+export table a saved view still reads is copied at the end, and the views
+over the rest of ``parquet/`` are dropped (:func:`keep_export_tables`). So
+``ATTACH`` of any number of these files, from any folder and after the
+workspace moved, reads each report's own rows (issue 13's point 2; a view
+over ``parquet/`` by relative path read whatever ``parquet/`` the current
+folder had).
+
+It is written in DuckDB 1.4's storage format (:data:`STORAGE_COMPATIBILITY`)
+so the DuckDB CLI on PyPI (``duckdb-cli`` 1.5) and Python's DuckDB 1.4/1.5
+open it, as does 2.x.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import duckdb
 
-from .sources import sql_string
+# The oldest DuckDB that opens NAME.duckdb: 1.4, the long-term-support
+# release; 1.5.x (the DuckDB CLI on PyPI) and 2.x read it too.
+STORAGE_COMPATIBILITY = "v1.4.0"
+WRITE_CONFIG = {"storage_compatibility_version": STORAGE_COMPATIBILITY}
 
 
-def open_database(path: Path, workspace_dir: Path) -> duckdb.DuckDBPyConnection:
-    """Open a saved ``NAME.duckdb`` read-only, resolving ``parquet/`` paths in ``workspace_dir``."""
-    con = duckdb.connect(str(path), read_only=True)
-    con.execute(f"SET file_search_path = {sql_string(str(workspace_dir))}")
-    return con
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
-def relativize_sources(path: Path, export_dir: Path, workspace_dir: Path) -> None:
-    """Point the saved ``nsys.*`` views at ``parquet/...`` relative to the workspace.
+def keep_export_tables(con: duckdb.DuckDBPyConnection) -> tuple[list[str], list[str]]:
+    """Leave no view over ``parquet/`` in the database ``con`` is writing.
 
-    The conversion itself reads the export by absolute path (a relative path
-    would resolve against the user's working directory); the saved copy gets
-    paths relative to ``workspace_dir`` so the folder can move.
+    Every ``nsys.<TABLE>`` that is still a view (an export table the stages
+    did not read) becomes a table when some other view of the database
+    names it (a ``--sql-dir`` stage may read any export table), and is
+    dropped otherwise: its rows stay in ``parquet/``.
+
+    Returns:
+        (tables copied, views dropped), by table name.
     """
-    try:
-        rel = Path(export_dir).resolve().relative_to(Path(workspace_dir).resolve())
-    except ValueError:
-        return
-    abs_prefix = sql_string(str(Path(export_dir).resolve()) + "/")[:-1]
-    rel_prefix = sql_string(rel.as_posix() + "/")[:-1]
-    con = duckdb.connect(str(path))
-    try:
-        # CREATE VIEW binds now: resolve the relative paths in the workspace
-        con.execute(f"SET file_search_path = {sql_string(str(workspace_dir))}")
-        views = con.execute(
-            "SELECT view_name, sql FROM duckdb_views() "
-            "WHERE schema_name = 'nsys' AND NOT internal").fetchall()
-        for _, sql in views:
-            if abs_prefix in sql:
-                con.execute(sql.replace("CREATE VIEW", "CREATE OR REPLACE VIEW", 1)
-                            .replace(abs_prefix, rel_prefix))
-    finally:
-        con.close()
+    remaining = [name for (name,) in con.execute(
+        "SELECT view_name FROM duckdb_views() "
+        "WHERE schema_name = 'nsys' AND NOT internal AND database_name = current_database()"
+    ).fetchall()]
+    if not remaining:
+        return [], []
+    readers = " ".join(sql for (sql,) in con.execute(
+        "SELECT sql FROM duckdb_views() WHERE schema_name <> 'nsys' AND NOT internal "
+        "AND database_name = current_database()").fetchall())
+    copied, dropped = [], []
+    for name in remaining:
+        named = re.compile(r'\bnsys\s*\.\s*(?:"' + re.escape(name.replace('"', '""'))
+                           + r'"|' + re.escape(name) + r'\b)', re.IGNORECASE)
+        if named.search(readers):
+            tmp = _quote(f"{name}__copy")
+            con.execute(f"CREATE TABLE nsys.{tmp} AS SELECT * FROM nsys.{_quote(name)}")
+            con.execute(f"DROP VIEW nsys.{_quote(name)}")
+            con.execute(f"ALTER TABLE nsys.{tmp} RENAME TO {_quote(name)}")
+            copied.append(name)
+        else:
+            con.execute(f"DROP VIEW nsys.{_quote(name)}")
+            dropped.append(name)
+    return copied, dropped
+
+
+def open_database(path: Path) -> duckdb.DuckDBPyConnection:
+    """Open a saved ``NAME.duckdb`` read-only (it reads no other file)."""
+    return duckdb.connect(str(path), read_only=True)

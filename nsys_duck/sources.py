@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import duckdb
 import pyarrow as pa
@@ -192,17 +193,16 @@ def _repair_strings(path: Path, columns: list[str], dest: Path,
 
 
 def register_export(con: duckdb.DuckDBPyConnection, export_dir: Path,
-                    *, relative_to: Path | None = None,
-                    expected: Expected | None = None,
+                    *, expected: Expected | None = None,
                     scratch: Path | None = None,
-                    notes: ExportNotes | None = None) -> dict[str, list[str]]:
-    """Create schema ``nsys`` with one view per Parquet table of the export.
+                    notes: ExportNotes | None = None,
+                    materialize: Callable[[str], bool] | None = None,
+                    ) -> dict[str, list[str]]:
+    """Create schema ``nsys`` with one view (or table) per Parquet table of the export.
 
     Args:
         con: connection to register into.
         export_dir: the Parquet folder.
-        relative_to: when given, view definitions use paths relative to this
-            folder (for a database file that moves with its workspace).
         expected: the columns the SQL stages read (:func:`expected_columns`).
             A table of the export that lacks a required one is refused; an
             optional one it lacks is added to its view as a typed NULL.
@@ -210,6 +210,10 @@ def register_export(con: duckdb.DuckDBPyConnection, export_dir: Path,
             valid UTF-8 (bytes replaced by U+FFFD); without it such tables
             are left as they are.
         notes: collects what was filled in or repaired (for the summary).
+        materialize: tables for which it returns True are copied into
+            ``con`` as DuckDB tables (same columns as the view would have),
+            so a database file holds their rows itself and reads no Parquet
+            path later (``NAME.duckdb``); the others stay views.
 
     Returns:
         table name -> column names, as discovered from the Parquet schemas
@@ -267,19 +271,15 @@ def register_export(con: duckdb.DuckDBPyConnection, export_dir: Path,
                 for column, n in _repair_strings(path, bad, source, never):
                     notes.repaired_strings.append((table, column, n))
         shown = source.resolve()
-        if relative_to is not None:
-            try:
-                shown = source.resolve().relative_to(Path(relative_to).resolve())
-            except ValueError:
-                pass
         star = "*"
         if never and source == path:   # a repaired copy has left them out already
             star += " EXCLUDE (" + ", ".join(_quote(c) for c in never) + ")"
         if replace:
             star += " REPLACE (" + ", ".join(replace) + ")"
         select[0] = star
+        kind = "TABLE" if materialize is not None and materialize(table) else "VIEW"
         con.execute(
-            f"CREATE OR REPLACE VIEW nsys.{_quote(table)} AS "
+            f"CREATE OR REPLACE {kind} nsys.{_quote(table)} AS "
             f"SELECT {', '.join(select)} FROM read_parquet({sql_string(str(shown))})"
         )
     return columns

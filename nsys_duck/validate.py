@@ -155,6 +155,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .compat import arrow_reader
+
 try:  # ISA-L is ~2x faster than zlib; same API.
     from isal import isal_zlib as _zlib
 except ImportError:  # pragma: no cover - isal is a dependency
@@ -1515,7 +1517,7 @@ def _sweep(con) -> tuple[int | None, bool]:
         depth0 = 0
         # the last bracket of the batches so far: (is an open, idx, t, end, info)
         last: tuple[bool, int, int, int, int] | None = None
-        batches = _prefetch(cur.sql(_SWEEP_SQL).to_arrow_reader(SWEEP_BATCH), cur.interrupt)
+        batches = _prefetch(arrow_reader(cur.sql(_SWEEP_SQL), SWEEP_BATCH), cur.interrupt)
         for batch in batches:
             n = batch.num_rows
             if not n:

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from isal import igzip_threaded, isal_zlib
 
+from .compat import arrow_reader
 from .errors import NsysDuckError
 
 # Rows per Arrow batch from DuckDB. Rows can be long (a kernel's args or
@@ -43,7 +44,7 @@ def temp_path(final: Path) -> Path:
 
 def _string_batches(con: duckdb.DuckDBPyConnection, query: str):
     """Yield the single VARCHAR column of ``query`` as Arrow string arrays."""
-    reader = con.sql(query).to_arrow_reader(JSON_BATCH_ROWS)
+    reader = arrow_reader(con.sql(query), JSON_BATCH_ROWS)
     for batch in reader:
         if batch.num_rows:
             yield batch.column(0)
@@ -152,7 +153,7 @@ def check_gzip_trailer(path: Path, stats: JsonStats) -> None:
 def write_parquet(con: duckdb.DuckDBPyConnection, query: str, path: Path) -> int:
     """Stream ``query`` into a zstd Parquet file, one row group per batch of
     PARQUET_BATCH_ROWS rows; returns the row count."""
-    reader = con.sql(query).to_arrow_reader(PARQUET_BATCH_ROWS)
+    reader = arrow_reader(con.sql(query), PARQUET_BATCH_ROWS)
     rows = 0
     with pq.ParquetWriter(path, reader.schema, compression="zstd") as writer:
         for batch in reader:
