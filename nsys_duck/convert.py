@@ -32,7 +32,8 @@ import errno
 import duckdb
 from filelock import FileLock, Timeout
 
-from . import database, lanes, nsys as nsys_mod, pipeline, sources, sqlite_export, writers
+from . import (__version__, database, lanes, manifest, nsys as nsys_mod, pipeline, sources,
+               sqlite_export, writers)
 from .errors import (ExportDataError, InputError, NoEventsError, NsysDuckError,
                      SqlStageError, ValidationFailed, WorkspaceError)
 from .workspace import Source, Workspace, classify_input, workspace_for
@@ -48,7 +49,8 @@ class Options:
     """What the CLI passes to :func:`convert` (defaults = the CLI's defaults)."""
 
     nsys: str | None = None
-    force: bool = False
+    force: bool = False     # export again; replace another report's workspace
+    output_dir: Path | None = None   # the workspace folder (default: ROOT/NAME)
     sql_dir: Path | None = None
     nvtx_scope: str = "thread"
     memory_limit: str = "2GB"
@@ -74,6 +76,8 @@ class Result:
     validated: bool = False          # the validator ran and found nothing
     validate_seconds: float = 0.0
     export_info: dict = field(default_factory=dict)   # read_export_info()
+    notes: list[str] = field(default_factory=list)    # one sentence each, for the summary
+    source_sha256: str = ""          # of the report/.sqlite (manifest.Fingerprint)
 
 
 Progress = Callable[[str, float | None], None]
@@ -84,14 +88,14 @@ def _noop(stage: str, fraction: float | None) -> None:
 
 
 def ensure_export(source: Source, ws: Workspace, opts: Options,
-                  progress: Progress) -> tuple[Path, str | None, bool]:
+                  progress: Progress, reuse: bool = False) -> tuple[Path, str | None, bool]:
     """Make sure ``ws.parquet_dir`` holds the export; returns (dir, nsys version, reused).
 
-    An export folder is mirrored (hard links); an SQLite export is
-    transcribed into Parquet (reused when the folder already holds a
-    transcription of the same file, unchanged since, unless ``--force``); a
-    report is exported by nsys (reused when the folder holds an nsys export
-    newer than the report).
+    ``reuse``: the workspace manifest says ``parquet/`` was made from the
+    same content (:func:`manifest.check_source`). An export folder is
+    mirrored (hard links); an SQLite export is transcribed into Parquet
+    (reused when ``reuse`` and it was transcribed with the same stand-in
+    types); a report is exported by nsys (reused when ``reuse``).
     """
     if source.kind == "export":
         if source.path == ws.parquet_dir.resolve():
@@ -99,10 +103,8 @@ def ensure_export(source: Source, ws: Workspace, opts: Options,
         _link_or_copy_export(source.path, ws)
         return ws.parquet_dir, None, False
     if source.kind == "sqlite":
-        return _transcribe_sqlite(source, ws, opts, progress)
-    if (not opts.force and sources.is_export_dir(ws.parquet_dir)
-            and sqlite_export.read_marker(ws.parquet_dir) is None
-            and ws.parquet_dir.stat().st_mtime >= source.path.stat().st_mtime):
+        return _transcribe_sqlite(source, ws, opts, progress, reuse)
+    if reuse and sqlite_export.read_marker(ws.parquet_dir) is None:
         return ws.parquet_dir, None, True
     nsys = nsys_mod.find_nsys(opts.nsys)
     with _new_parquet_dir(ws) as tmp:
@@ -114,10 +116,10 @@ def ensure_export(source: Source, ws: Workspace, opts: Options,
 
 
 def _transcribe_sqlite(source: Source, ws: Workspace, opts: Options,
-                       progress: Progress) -> tuple[Path, str | None, bool]:
+                       progress: Progress, reuse: bool) -> tuple[Path, str | None, bool]:
     """Transcribe an Nsight SQLite export into ``ws.parquet_dir`` (or reuse it)."""
     expected = standin_columns(pipeline.sql_files(opts.sql_dir), opts)
-    if not opts.force and sqlite_export.is_current(ws.parquet_dir, source.path, expected):
+    if reuse and sqlite_export.same_standins(ws.parquet_dir, expected):
         return ws.parquet_dir, None, True
     with _new_parquet_dir(ws) as tmp:
         sqlite_export.transcribe(
@@ -163,7 +165,8 @@ def open_database(opts: Options, temp_dir: Path,
                   path: Path | None = None) -> duckdb.DuckDBPyConnection:
     """A DuckDB that spills to ``temp_dir`` past ``memory_limit``: in memory,
     or the database file ``path`` (which must not exist yet)."""
-    con = duckdb.connect(str(path) if path is not None else ":memory:")
+    con = (duckdb.connect(str(path), config=database.WRITE_CONFIG) if path is not None
+           else duckdb.connect(":memory:"))
     try:
         con.execute(f"SET memory_limit = {sources.sql_string(opts.memory_limit)}")
     except duckdb.Error as exc:
@@ -195,6 +198,7 @@ def standin_columns(files: list[pipeline.SqlFile], opts: Options) -> sources.Exp
 
 def build(con: duckdb.DuckDBPyConnection, export_dir: Path, opts: Options,
           progress: Progress = _noop, *, notes: sources.ExportNotes | None = None,
+          save_tables: bool = False,
           ) -> tuple[list[pipeline.SqlFile], list[pipeline.StageTiming]]:
     """Register ``export_dir`` and run every SQL stage on ``con``.
 
@@ -203,7 +207,9 @@ def build(con: duckdb.DuckDBPyConnection, export_dir: Path, opts: Options,
     lacking a required one is refused before any stage runs (one message
     naming table and column), optional ones it lacks read as NULL, and
     strings that are not valid UTF-8 are repaired in a scratch copy; both
-    are recorded in ``notes``.
+    are recorded in ``notes``. ``save_tables`` (``con`` is the future
+    ``NAME.duckdb``): the tables the stages read are copied into ``con``
+    (:func:`database.keep_export_tables` settles the rest at the end).
     """
     files = pipeline.sql_files(opts.sql_dir)
     options = {"nvtx_scope": opts.nvtx_scope}
@@ -212,8 +218,9 @@ def build(con: duckdb.DuckDBPyConnection, export_dir: Path, opts: Options,
     scratch_dir = Path(scratch) if scratch and Path(scratch).is_dir() else None
     registered: list[pipeline.StageTiming] = []
     with _timed(registered, "register the export"):
-        columns = sources.register_export(con, export_dir, expected=expected,
-                                          scratch=scratch_dir, notes=notes)
+        columns = sources.register_export(
+            con, export_dir, expected=expected, scratch=scratch_dir, notes=notes,
+            materialize=(lambda table: table in expected) if save_tables else None)
     ctx = pipeline.Context(columns, options)
     n = len(files)
     done = [0]
@@ -247,7 +254,7 @@ def convert(path: str | os.PathLike, opts: Options | None = None, *,
     """
     opts = opts or Options()
     source = classify_input(path)
-    ws = workspace_for(source, root)
+    ws = workspace_for(source, root, opts.output_dir)
     if source.kind == "export" and ws.dir.resolve() == source.path:
         # its mirror would be written into it (and a failure would remove it)
         raise InputError(f"the export folder is itself the workspace folder {ws.dir}; "
@@ -323,6 +330,16 @@ class InterruptWatch:
             signal.signal(signal.SIGINT, self._old)
 
 
+def _remove_outputs(ws: Workspace) -> None:
+    """Remove the published files of an earlier conversion (before the
+    workspace's export is replaced by another report's)."""
+    for f in (ws.json_gz, ws.events_parquet, ws.kernel_dependencies, ws.database):
+        try:
+            f.unlink()
+        except FileNotFoundError:
+            pass
+
+
 def _remove_stale_temporaries(ws: Workspace) -> None:
     """Temporary files of an earlier run that was killed (we hold the lock)."""
     for pattern in (".parquet.tmp-*", ".duckdb-spill-*", ".*.tmp-*"):
@@ -396,11 +413,40 @@ def _validation_message(rep) -> str:
 
 def _convert_locked(source: Source, ws: Workspace, opts: Options,
                     progress: Progress, watch: InterruptWatch) -> Result:
-    progress("export", None)
+    progress("checking the workspace", None)
     exported: list[pipeline.StageTiming] = []
+    recorded = manifest.read(ws.dir)
+    in_place = source.kind == "export" and source.path == ws.parquet_dir.resolve()
+    with _timed(exported, "identify the input (sha256)"):
+        fingerprint = manifest.fingerprint(source.path, source.kind,
+                                           (recorded or {}).get("source"))
+    notes_out: list[str] = []
+    if in_place:
+        decision = manifest.Decision(True, None)   # the workspace's own export
+    else:
+        decision = manifest.check_source(recorded, fingerprint, ws.dir,
+                                         sources.is_export_dir(ws.parquet_dir), opts.force)
+    if decision.reason:
+        notes_out.append(decision.reason)
+    if not decision.reuse and not in_place and recorded is not None \
+            and recorded.get("source", {}).get("sha256") != fingerprint.sha256:
+        _remove_outputs(ws)    # they show another report's data
+    progress("export", None)
     try:
         with _timed(exported, EXPORT_LABELS[source.kind]):
-            export_dir, nsys_version, reused = ensure_export(source, ws, opts, progress)
+            export_dir, nsys_version, reused = ensure_export(source, ws, opts, progress,
+                                                             decision.reuse)
+        if reused:
+            exported[-1] = pipeline.StageTiming("reuse the export", exported[-1].seconds)
+        if reused and recorded is not None:
+            record = dict(recorded, source=recorded["source"] if in_place
+                          else fingerprint.as_json())
+        else:
+            record = manifest.new(ws.name, fingerprint, {
+                "made_by": EXPORT_LABELS[source.kind], "nsys_version": nsys_version,
+                "at": manifest.now()})
+        manifest.write(ws.dir, dict(record, conversion=record.get("conversion")
+                                    if reused else None))
     except OSError as exc:
         raise _os_failure(exc, ws) from None
     spill = Path(tempfile.mkdtemp(prefix=".duckdb-spill-", dir=ws.dir))
@@ -415,8 +461,9 @@ def _convert_locked(source: Source, ws: Workspace, opts: Options,
                 tmp_files.append(db_tmp.with_name(db_tmp.name + ".wal"))
             con = open_database(opts, spill, db_tmp)
             notes = sources.ExportNotes()
-            files, timings = build(con, export_dir, opts, progress, notes=notes)
-            timings[:0] = [] if reused else exported
+            files, timings = build(con, export_dir, opts, progress, notes=notes,
+                                   save_tables=opts.database)
+            timings[:0] = exported
             stage = "counting slices"
             slices = con.execute("SELECT count(*) FROM int_slices").fetchall()[0][0]
             if slices == 0:
@@ -444,10 +491,11 @@ def _convert_locked(source: Source, ws: Workspace, opts: Options,
             progress("saving the SQL database" if opts.database else "closing", None)
             stage = "saving NAME.duckdb"
             with _timed(timings, "save NAME.duckdb" if opts.database else "close DuckDB"):
+                if opts.database:
+                    database.keep_export_tables(con)
                 con.close()   # checkpoints NAME.duckdb (when the run is in it)
                 con = None
                 if opts.database:
-                    database.relativize_sources(db_tmp, export_dir, ws.dir)
                     finals.append(ws.database)
                     tmps.append(db_tmp)
         except SqlStageError as exc:
@@ -478,13 +526,22 @@ def _convert_locked(source: Source, ws: Workspace, opts: Options,
             validated = True
         try:
             writers.publish(list(zip(tmps, finals)))
+            manifest.write(ws.dir, dict(record, conversion={
+                "at": manifest.now(), "nsys_duck_version": __version__,
+                "duckdb_version": duckdb.__version__,
+                "options": {"nvtx_scope": opts.nvtx_scope,
+                            "sql_dir": str(opts.sql_dir.resolve()) if opts.sql_dir else None,
+                            "memory_limit": opts.memory_limit, "validated": validated,
+                            "database": opts.database},
+                "files": {f.name: f.stat().st_size for f in finals}}))
         except OSError as exc:
             raise _os_failure(exc, ws) from None
         tmp_files.clear()
         return Result(source, ws, nsys_version, reused, summary, finals,
                       [f.relpath for f in files if f.overridden],
                       [f.relpath for f in files if f.added], timings, base_ns,
-                      validated, seconds, export_info=export_info)
+                      validated, seconds, export_info=export_info, notes=notes_out,
+                      source_sha256=fingerprint.sha256)
     finally:
         if con is not None:
             try:

@@ -41,8 +41,9 @@ which omits empty tables), so everything downstream
   ``TARGET_INFO_SESSION_START_TIME.utcEpochNs`` themselves.
 
 The folder also gets :data:`MARKER`, a small JSON file naming the source
-(path, size, mtime), so a user can tell it was transcribed and a later run
-can reuse it (:func:`is_current`).
+(path, size, mtime) and the stand-in types it was made with, so a user can
+tell it was transcribed and a later run can reuse it (:func:`same_standins`;
+whether the source is the same is decided by the workspace manifest).
 """
 
 from __future__ import annotations
@@ -434,19 +435,9 @@ def read_marker(parquet_dir: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def is_current(parquet_dir: Path, sqlite_path: Path, expected: Expected) -> bool:
-    """True when ``parquet_dir`` is a transcription of this very file, made
-    after it was last changed and with the same stand-in types."""
+def same_standins(parquet_dir: Path, expected: Expected) -> bool:
+    """True when ``parquet_dir`` holds a transcription made with the stand-in
+    types of ``expected`` (which source it came from is the workspace
+    manifest's business, ``manifest.check_source``)."""
     marker = read_marker(parquet_dir)
-    if marker is None:
-        return False
-    try:
-        st = Path(sqlite_path).stat()
-        made = (Path(parquet_dir) / MARKER).stat().st_mtime_ns
-    except OSError:
-        return False
-    return (marker.get("source") == str(Path(sqlite_path).resolve())
-            and marker.get("size") == st.st_size
-            and marker.get("mtime_ns") == st.st_mtime_ns
-            and made >= st.st_mtime_ns
-            and marker.get("standins") == standin_digest(expected))
+    return marker is not None and marker.get("standins") == standin_digest(expected)

@@ -96,12 +96,28 @@ def classify_input(path: str | os.PathLike) -> Source:
     return Source(p, kind, name)
 
 
+# Characters DuckDB reads specially in a file path: ? starts a query string
+# (its WAL would land elsewhere) and *, ?, [ ] are glob patterns in
+# read_parquet. A workspace NAME replaces them with '_'; a workspace folder
+# given with -o, or a root, holding one is refused.
+PATH_SPECIAL = "?*[]"
+
+
 def _check_name(name: str) -> str:
-    """NAME must be a plain folder name inside the workspace root."""
+    """NAME must be a plain folder name inside the workspace root; characters
+    of :data:`PATH_SPECIAL` become ``_``."""
     if name in ("", ".", "..") or "/" in name or "\0" in name:
         raise InputError(f"cannot use {name!r} as a workspace name; rename the "
                          "report (or the export folder)")
-    return name
+    return "".join("_" if c in PATH_SPECIAL else c for c in name)
+
+
+def _check_folder(path: Path, what: str) -> Path:
+    special = sorted({c for c in str(path) if c in PATH_SPECIAL})
+    if special:
+        raise InputError(f"the {what} {path} has {' '.join(special)} in its path, which "
+                         "DuckDB reads as a pattern; choose another folder")
+    return path
 
 
 @dataclass(frozen=True)
@@ -136,6 +152,83 @@ class Workspace:
         return self.dir / ".nsys-duck.lock"
 
 
-def workspace_for(source: Source, root: Path | None = None) -> Workspace:
+def workspace_for(source: Source, root: Path | None = None,
+                  folder: Path | None = None) -> Workspace:
+    """The workspace of ``source``: ``folder`` when given (``convert -o``),
+    else ``root/NAME`` (root: :func:`workspace_root`). Files inside are
+    named after NAME either way.
+
+    Raises:
+        InputError: the folder's path holds a character of :data:`PATH_SPECIAL`.
+    """
+    if folder is not None:
+        return Workspace(_check_folder(Path(folder).expanduser().resolve(),
+                                       "output folder"), source.name)
     root = root or workspace_root()
-    return Workspace(root / source.name, source.name)
+    return Workspace(_check_folder(root, "workspace root") / source.name, source.name)
+
+
+JSON_SUFFIX = ".perfetto.json.gz"
+DATABASE_SUFFIX = ".duckdb"
+MANIFEST = "nsys-duck.json"     # manifest.FILE_NAME (no import: manifest imports us)
+
+
+def _workspace_in(folder: Path) -> Workspace | None:
+    """The workspace whose folder is ``folder``, when it looks like one (a
+    manifest, or a published trace or database)."""
+    try:
+        import json
+        name = json.loads((folder / MANIFEST).read_text()).get("name")
+        if isinstance(name, str) and name:
+            return Workspace(folder, name)
+    except (OSError, ValueError, AttributeError):
+        pass
+    for suffix in (DATABASE_SUFFIX, JSON_SUFFIX):
+        found = sorted(folder.glob("*" + suffix))
+        if len(found) == 1:
+            return Workspace(folder, found[0].name[: -len(suffix)])
+    return None
+
+
+def locate(arg: str, root: Path | None = None) -> tuple[Workspace, Source | None]:
+    """What a command that reads a conversion (``sql``, ``views``, ``open``,
+    ``validate``) was given: a workspace NAME (a folder under ``root``), a
+    workspace folder, its ``NAME.duckdb``, ``NAME.perfetto.json.gz`` or
+    ``parquet/``, a report, an SQLite export or an export folder (then the
+    workspace ``convert`` gives it by default).
+
+    Returns:
+        (workspace, source): ``source`` is the input when ``arg`` was one
+        (its workspace may not exist yet), else None.
+
+    Raises:
+        InputError: nothing by that name or path.
+    """
+    root = root or workspace_root()
+    p = Path(arg).expanduser()
+    try:
+        exists = p.exists()
+    except OSError as exc:
+        raise InputError(f"cannot open it: {exc.strerror or exc}") from None
+    if not exists:
+        if "/" not in arg and arg not in ("", ".", "..") and (root / arg).is_dir():
+            return Workspace(root / arg, arg), None
+        raise InputError(f"no such file or directory, and no workspace {arg!r} under "
+                         f"{root} (convert the report first)")
+    p = p.resolve()
+    if p.is_file():
+        for suffix in (DATABASE_SUFFIX, JSON_SUFFIX):
+            if p.name.endswith(suffix) and len(p.name) > len(suffix):
+                return Workspace(p.parent, p.name[: -len(suffix)]), None
+    if p.is_dir():
+        inside = _workspace_in(p)
+        if inside is not None:
+            return inside, None
+        if p.name == "parquet" and _workspace_in(p.parent) is not None:
+            return _workspace_in(p.parent), None
+        if not is_export_dir(p):
+            raise InputError(f"not a workspace folder (no {MANIFEST}, NAME.duckdb or one "
+                             "NAME.perfetto.json.gz in it) and not an Nsight Parquet "
+                             "export")
+    source = classify_input(p)
+    return workspace_for(source, root), source

@@ -594,7 +594,11 @@ def test_validate_command_exit_status(tmp_path):
     missing = run_cli(tmp_path, "validate", tmp_path / "nope.perfetto.json.gz")
     assert_fails(missing, "nope.perfetto.json.gz: no such file or directory", status=2)
     folder = run_cli(tmp_path, "validate", tmp_path)
-    assert_fails(folder, "not a file", status=2)
+    assert_fails(folder, "not a workspace folder", status=2)
+    # a workspace (by name or folder) stands for its trace
+    by_name = run_cli(tmp_path, "validate", "synthetic")
+    assert by_name.returncode == 0 and "OK: no violations" in by_name.stdout
+    assert run_cli(tmp_path, "validate", json_gz.parent).returncode == 0
 
 
 # --- 4. names ------------------------------------------------------------------

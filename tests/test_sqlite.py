@@ -392,23 +392,26 @@ def test_synthetic_sqlite_through_the_cli(tmp_path):
                         and e["ph"] in "Bb")
     assert nvtx_names == sorted(["[unnamed]"] * 3 + ["outer", "\ufffd\ufffdA", "inner"])
     assert sha256(src) == before
-    # unchanged: reused; --force or a newer file: transcribed again
+    # same content: reused; --force: transcribed again
     parquet = tmp_path / "ws" / "synth" / "parquet"
     again = run_cli(tmp_path, "convert", src)
     assert_converts(tmp_path, again, "synth")
-    assert f"export: reused {parquet} (transcribed from {src}, unchanged since" in again.stdout
+    assert f"export: reused {parquet} (transcribed from {src}, same content" in again.stdout
     forced = run_cli(tmp_path, "convert", "--force", src)
     assert_converts(tmp_path, forced, "synth")
     assert "export: transcribed SQLite export" in forced.stdout
     st = src.stat()
     os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
-    touched = run_cli(tmp_path, "convert", src)
+    touched = run_cli(tmp_path, "convert", src)   # same content: still reused
     assert_converts(tmp_path, touched, "synth")
-    assert "export: transcribed SQLite export" in touched.stdout
-    # a report of the same name never reuses the transcription: nsys runs
+    assert f"export: reused {parquet}" in touched.stdout
+    # a report of the same name is another report: refused, --force replaces
     shutil.copyfile(THREEBODY, tmp_path / "in" / "synth.nsys-rep")
     report = run_cli(tmp_path, "convert", "--nsys", fake_nsys(tmp_path, "exit 0"),
                      tmp_path / "in" / "synth.nsys-rep")
+    assert_fails(report, "holds the conversion of a different report")
+    report = run_cli(tmp_path, "convert", "--force", "--nsys",
+                     fake_nsys(tmp_path, "exit 0"), tmp_path / "in" / "synth.nsys-rep")
     assert_fails(report, "reported success but wrote no Parquet export")
     assert (parquet / MARKER).is_file()
 
