@@ -18,6 +18,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from . import __version__
 from .convert import Options, Result, convert
 from .errors import NsysDuckError
+from .sources import sql_string
 
 err = Console(stderr=True)
 
@@ -57,12 +58,15 @@ def print_summary(res: Result, timings: bool) -> None:
     out = click.echo
     out(f"== {res.workspace.name}")
     out(f"source: {res.source.path}")
+    same = f"same content, sha256 {res.source_sha256[:12]}"
     if res.export_reused and res.source.kind == "sqlite":
         out(f"export: reused {res.workspace.parquet_dir} (transcribed from "
-            f"{res.source.path}, unchanged since; --force transcribes it again)")
+            f"{res.source.path}, {same}; --force transcribes it again)")
+    elif res.export_reused and res.source.kind == "report":
+        out(f"export: reused {res.workspace.parquet_dir} (exported from this report, "
+            f"{same}; --force re-exports)")
     elif res.export_reused:
-        out(f"export: reused {res.workspace.parquet_dir} (newer than the report; "
-            "--force re-exports)")
+        out(f"export: the workspace's own {res.workspace.parquet_dir}")
     elif res.nsys_version:
         out(f"nsys: {res.nsys_version}")
     elif res.source.kind == "sqlite":
@@ -75,6 +79,8 @@ def print_summary(res: Result, timings: bool) -> None:
     for key in ("schema_note", "time_note"):
         if res.export_info.get(key):
             out(f"note: {res.export_info[key]}")
+    for note in res.notes:
+        out(f"note: {note}")
     if res.overridden_sql:
         out("SQL overridden by --sql-dir: " + ", ".join(res.overridden_sql))
     if res.added_sql:
@@ -114,7 +120,12 @@ def _terminate(signum, frame):
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--nsys", "nsys_path", metavar="FILE",
               help="nsys executable to use (default: newest installed).")
-@click.option("--force", is_flag=True, help="Re-export even if the export is newer.")
+@click.option("--force", is_flag=True,
+              help="Export again even when the workspace holds this report's export; "
+                   "replace a different report's workspace of the same name.")
+@click.option("-o", "--output-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="The workspace folder to write (default: $NSYS_WORKSPACE_ROOT/NAME, "
+                   "root ~/.nsys-workspace); one report at a time.")
 @click.option("--sql-dir", type=click.Path(file_okay=False, path_type=Path),
               help="Folder of .sql files overriding/adding to the packaged stages.")
 @click.option("--nvtx-scope", type=click.Choice(["thread", "process"]), default="thread",
@@ -126,10 +137,17 @@ def _terminate(signum, frame):
               help="Publish the trace without running the contract validator on it.")
 @click.option("--no-database", "no_database", is_flag=True,
               help="Do not write NAME.duckdb (the pipeline's views and tables for SQL).")
-def convert_cmd(paths, nsys_path, force, sql_dir, nvtx_scope, memory_limit, timings,
-                no_validate, no_database):
+def convert_cmd(paths, nsys_path, force, output_dir, sql_dir, nvtx_scope, memory_limit,
+                timings, no_validate, no_database):
     """Convert reports (.nsys-rep/.qdrep), Nsight SQLite exports (.sqlite) or
     Parquet export folders.
+
+    For model.nsys-rep the outputs go to $NSYS_WORKSPACE_ROOT/model/ (default
+    ~/.nsys-workspace/model/), or to the folder given with -o:
+    model.perfetto.json.gz (open it in ui.perfetto.dev, or: nsys-duck open
+    model), model.perfetto.parquet, model.duckdb (nsys-duck sql model), the
+    export in parquet/ and nsys-duck.json (what the workspace was made from).
+    A workspace holding a different report of the same name is refused.
 
     A path may start with '-' (e.g. -x.nsys-rep) when such a file exists.
     Example: nsys-duck convert model.nsys-rep
@@ -139,7 +157,11 @@ def convert_cmd(paths, nsys_path, force, sql_dir, nvtx_scope, memory_limit, timi
         # starting with '-' that is no file is a mistyped option
         if path.startswith("-") and not os.path.lexists(path):
             raise click.NoSuchOption(path.split("=", 1)[0])
-    opts = Options(nsys=nsys_path, force=force, sql_dir=sql_dir, nvtx_scope=nvtx_scope,
+    if output_dir is not None and len(paths) > 1:
+        raise click.UsageError("-o/--output-dir names one workspace folder; give one "
+                               "report with it")
+    opts = Options(nsys=nsys_path, force=force, output_dir=output_dir,
+                   sql_dir=sql_dir, nvtx_scope=nvtx_scope,
                    memory_limit=memory_limit, validate=not no_validate,
                    database=not no_database)
     for sig in (signal.SIGTERM, signal.SIGHUP):
@@ -184,56 +206,72 @@ def _shown(path: str) -> str:
 
 
 @main.command("validate")
-@click.argument("file", type=click.Path(path_type=Path, dir_okay=True))
+@click.argument("trace")
 @click.option("--max-examples", default=5, show_default=True, metavar="N", type=int,
               help="Examples kept per rule (totals are always exact).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--memory-limit", default="2GB", show_default=True,
               help="DuckDB memory limit of the validator.")
-def validate_cmd(file, max_examples, as_json, memory_limit):
+def validate_cmd(trace, max_examples, as_json, memory_limit):
     """Check a .perfetto.json.gz against the output contract and Perfetto's rules.
 
-    Exit status 0 when clean, 1 on violations, 2 when the file is missing.
-    Example: nsys-duck validate model.perfetto.json.gz
+    TRACE is the .perfetto.json.gz, or a workspace (name, folder, NAME.duckdb)
+    or the report it was converted from. Exit status 0 when clean, 1 on
+    violations, 2 when there is no trace, 130 on Ctrl-C.
+    Example: nsys-duck validate model
     """
     from . import validate as validate_mod
-    if not file.exists():
-        _fail(str(file), "no such file or directory")
-        sys.exit(2)
-    if not file.is_file():
-        _fail(str(file), "not a file (give the .perfetto.json.gz)")
-        sys.exit(2)
+    from .workspace import locate
+    file = Path(trace).expanduser()
+    if not (file.is_file() and file.name.endswith(".json.gz")):
+        try:
+            file = locate(trace)[0].json_gz
+        except NsysDuckError as exc:
+            _fail(trace, str(exc))
+            sys.exit(2)
+        if not file.is_file():
+            _fail(trace, f"no trace at {file} (run nsys-duck convert first)")
+            sys.exit(2)
     argv = [str(file), "--max-examples", str(max_examples), "--memory-limit", memory_limit]
     if as_json:
         argv.append("--json")
-    sys.exit(validate_mod.main(argv))
+    try:
+        code = validate_mod.main(argv)
+    except KeyboardInterrupt:
+        _fail(None, "interrupted")
+        sys.exit(130)
+    sys.exit(code)
 
 
 # --- SQL workbench ------------------------------------------------------------
 
-def _workbench(name: str):
+WHAT_NAME_IS = ("NAME is a workspace name, a workspace folder, its NAME.duckdb or "
+                "NAME.perfetto.json.gz, or the report / export it was converted from.")
+
+
+def _workbench(name: str, as_file: bool = False):
     from .workbench import open_workbench
     try:
-        return open_workbench(name)
+        return open_workbench(name, as_file=as_file)
     except NsysDuckError as exc:
-        err.print(f"nsys-duck: {name}: {exc}", markup=False, highlight=False, soft_wrap=True)
+        _fail(name, str(exc))
         sys.exit(1)
+    except KeyboardInterrupt:
+        _fail(None, "interrupted")
+        sys.exit(130)
 
 
-@main.command("views")
+@main.command("views", help="List the pipeline's views in run order, with descriptions "
+              "and columns.\n\n" + WHAT_NAME_IS + "\n\nExample: nsys-duck views model")
 @click.argument("name")
 def views_cmd(name):
-    """List the pipeline's views in run order, with descriptions and columns.
-
-    Example: nsys-duck views model
-    """
     from .workbench import list_views
-    wb = _workbench(name)
-    for relpath, view, desc, cols in list_views(wb):
-        click.echo(f"{view}  ({relpath})")
-        if desc:
-            click.echo(f"    {desc}")
-        click.echo("    " + ", ".join(f"{c} {t}" for c, t in cols))
+    with _workbench(name) as wb:
+        for relpath, view, desc, cols in list_views(wb):
+            click.echo(f"{view}  ({relpath})")
+            if desc:
+                click.echo(f"    {desc}")
+            click.echo("    " + ", ".join(f"{c} {t}" for c, t in cols))
 
 
 @main.command("explain")
@@ -242,81 +280,189 @@ def views_cmd(name):
 def explain_cmd(name, view):
     """Print the rendered SQL that defines VIEW. Example: nsys-duck explain model int_flows"""
     from .workbench import explain
-    wb = _workbench(name)
-    try:
-        click.echo(explain(wb, view))
-    except NsysDuckError as exc:
-        err.print(f"nsys-duck: {exc}", markup=False)
-        sys.exit(1)
+    with _workbench(name) as wb:
+        try:
+            click.echo(explain(wb, view))
+        except NsysDuckError as exc:
+            _fail(None, str(exc))
+            sys.exit(1)
 
 
-@main.command("sql")
+# what --format asks DuckDB's COPY for
+COPY_OPTIONS = {"csv": "(FORMAT csv, HEADER true)", "json": "(FORMAT json, ARRAY true)",
+                "parquet": "(FORMAT parquet, COMPRESSION zstd)"}
+
+
+@main.command("sql", help="""Query the pipeline's views and tables of a converted report.
+
+""" + WHAT_NAME_IS + """
+
+Without -c: the DuckDB CLI (the duckdb-cli package, read-only on NAME.duckdb),
+or a plain prompt where it is missing. With -c: run the SQL and print the
+last statement's result, all of it (the table format shortens only on a
+terminal), or write it with --format csv|json|parquet (written by DuckDB;
+-o FILE, else standard output). Ctrl-C stops the query (exit 130).
+
+Example: nsys-duck sql model -c "SELECT demangled_name, sum(dur_ns) FROM trace_slices
+WHERE cat = 'kernel' AND is_primary GROUP BY 1 ORDER BY 2 DESC LIMIT 10"
+""")
 @click.argument("name")
 @click.option("-c", "command", help="Run this SQL and print the result.")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "parquet"]),
               default="table", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
-              help="Output file (required for parquet).")
+              help="Write the result to this file (csv, json, parquet).")
 def sql_cmd(name, command, fmt, output):
-    """Query the pipeline's views of a converted report.
-
-    NAME is a workspace name, a report path or an export folder. Without -c,
-    an interactive prompt (statements end with ';', history kept).
-    Example: nsys-duck sql model -c "SELECT name, sum(dur_ns) FROM trace_slices GROUP BY 1"
-    """
-    import duckdb
-    wb = _workbench(name)
     if command is None:
-        _repl(wb.con)
-        return
-    try:
-        if fmt == "parquet":
-            if output is None:
-                raise click.UsageError("--format parquet needs --output FILE")
-            import pyarrow.parquet as pq
-            pq.write_table(wb.con.sql(command).to_arrow_table(), output)
-            return
-        rel = wb.con.sql(command)
-        if rel is None:
-            return
-        if fmt == "table":
-            text = str(rel.limit(10_000))
-        else:
-            table = rel.to_arrow_table()
-            if fmt == "csv":
-                import io
-                import pyarrow.csv as pacsv
-                buf = io.BytesIO()
-                pacsv.write_csv(table, buf)
-                text = buf.getvalue().decode()
-            else:
-                import json
-                text = json.dumps(table.to_pylist(), default=str, ensure_ascii=False)
-        if output:
-            output.write_text(text)
-        else:
-            click.echo(text)
-    except duckdb.Error as exc:
-        err.print(f"nsys-duck: SQL error: {str(exc).strip().splitlines()[0]}", markup=False)
-        sys.exit(1)
+        sys.exit(_interactive(name))
+    if fmt == "parquet" and output is None:
+        raise click.UsageError("--format parquet needs --output FILE")
+    if fmt == "table" and output is not None:
+        raise click.UsageError("--output writes csv, json or parquet; add --format")
+    with _workbench(name) as wb:
+        code = _run_sql(wb.con, command, fmt, output)
+    sys.exit(code)
 
 
-def _repl(con) -> None:
+def _run_sql(con, sql: str, fmt: str, output: Path | None) -> int:
+    """Run ``sql`` on ``con`` in a worker thread and print or write the last
+    statement's result; returns the exit status (0, 1 on an SQL error, 130
+    on Ctrl-C: the query is interrupted with ``con.interrupt()``).
+
+    Formats: ``table`` is DuckDB's box (shortened on a terminal; piped, all
+    of it, printed by the DuckDB CLI from a temporary Parquet file of the
+    result); csv, json, parquet are written by DuckDB's COPY.
+    """
+    import subprocess
+    import tempfile
+    import threading
+
     import duckdb
+
+    from .compat import arrow_reader
+    outcome: dict = {}
+
+    def work() -> None:
+        try:
+            statements = [s.query for s in duckdb.extract_statements(sql)]
+            for query in statements[:-1]:
+                con.execute(query)
+            rel = con.sql(statements[-1]) if statements else None
+            if rel is None:
+                return
+            if fmt == "table" and sys.stdout.isatty():
+                rel.show()      # DuckDB's box, shortened to the terminal
+                return
+            cli = _duckdb_cli() if fmt == "table" else None
+            if fmt == "table" and cli is None:
+                rel.show(max_rows=10_000, max_width=2**31, max_col_width=2**31)
+                return
+            with tempfile.TemporaryDirectory(prefix="nsys-duck-") as tmp:
+                if cli is not None:   # piped table: every row and column, by the CLI
+                    target = str(Path(tmp) / "result.parquet")
+                else:
+                    target = str(output) if output is not None else "/dev/stdout"
+                    sys.stdout.flush()
+                scratch = duckdb.connect()
+                try:
+                    scratch.register("nsys_duck_result", arrow_reader(rel, 65_536))
+                    scratch.execute(f"COPY nsys_duck_result TO {sql_string(target)} "
+                                    + COPY_OPTIONS["parquet" if cli else fmt])
+                finally:
+                    scratch.close()
+                if cli is not None:
+                    sys.stdout.flush()
+                    subprocess.run([cli, "-box", "-c", f"FROM {sql_string(target)}"],
+                                   check=True)
+        except BaseException as exc:   # reported by the main thread
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
     try:
-        import readline  # noqa: F401  (history and line editing)
-        hist = Path.home() / ".nsys_duck_history"
+        while worker.is_alive():
+            worker.join(0.1)
+    except KeyboardInterrupt:
+        con.interrupt()
+        worker.join(5)
+        _fail(None, "interrupted")
+        if worker.is_alive():   # DuckDB did not stop: leave without waiting for it
+            sys.stderr.flush()
+            os._exit(130)
+        return 130
+    exc = outcome.get("error")
+    if exc is None:
+        return 0
+    text = " ".join(str(exc).split())
+    if "Broken pipe" in text:   # e.g. | head
+        return 0
+    if isinstance(exc, (duckdb.Error, RuntimeError)):
+        _fail(None, f"SQL error: {text[:500]}")
+        return 1
+    raise exc
+
+
+def _duckdb_cli() -> str | None:
+    """The DuckDB CLI that opens NAME.duckdb (1.4 or newer): the one installed
+    with nsys-duck (duckdb-cli, beside this Python), else ``duckdb`` on PATH."""
+    import re
+    import shutil
+    import subprocess
+    beside = Path(sys.executable).parent / "duckdb"
+    for cli in (str(beside) if beside.is_file() else None, shutil.which("duckdb")):
+        if not cli:
+            continue
+        try:
+            version = subprocess.run([cli, "--version"], capture_output=True, text=True,
+                                     timeout=20).stdout
+        except (OSError, subprocess.SubprocessError):
+            continue
+        m = re.search(r"v(\d+)\.(\d+)", version)
+        if m and (int(m.group(1)), int(m.group(2))) >= (1, 4):
+            return cli
+    return None
+
+
+def _interactive(name: str) -> int:
+    """The interactive prompt: the DuckDB CLI when there is one, else :func:`_repl`."""
+    import subprocess
+    cli = _duckdb_cli()
+    with _workbench(name, as_file=cli is not None) as wb:
+        if cli is None:
+            return _repl(wb.con)
+        err.print(f"DuckDB CLI on {wb.database} (read-only). The pipeline's views: "
+                  ".tables, or nsys-duck views NAME. Leave with .quit or Ctrl-D.",
+                  markup=False, highlight=False)
+        wb.con.close()   # the CLI opens the file itself
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the CLI's
+        try:
+            return subprocess.call(
+                [cli, "-readonly", str(wb.database)],
+                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        finally:
+            signal.signal(signal.SIGINT, old)
+
+
+def _repl(con) -> int:
+    """A plain prompt (when no DuckDB CLI is installed): statements end with
+    ';', Ctrl-C stops a query or clears the line, history is saved after
+    every statement to ~/.nsys_duck_history."""
+    hist = Path.home() / ".nsys_duck_history"
+    try:
+        import readline
         if hist.exists():
             readline.read_history_file(hist)
     except Exception:
-        hist = None
-    click.echo("nsys-duck SQL; views: nsys-duck views NAME; end statements with ';', Ctrl-D quits")
+        readline = None
+    click.echo("nsys-duck SQL (install duckdb-cli for the full DuckDB prompt); end "
+               "statements with ';', Ctrl-D quits")
     buf = ""
     while True:
         try:
             line = input("... " if buf else "sql> ")
         except EOFError:
-            break
+            click.echo()
+            return 0
         except KeyboardInterrupt:
             buf = ""
             click.echo()
@@ -324,30 +470,39 @@ def _repl(con) -> None:
         buf += line + "\n"
         if not buf.strip().endswith(";"):
             continue
-        try:
-            rel = con.sql(buf)
-            if rel is not None:
-                click.echo(str(rel.limit(10_000)))
-        except duckdb.Error as exc:
-            click.echo(f"error: {str(exc).strip().splitlines()[0]}")
+        _run_sql(con, buf, "table", None)
         buf = ""
-    if hist:
-        try:
-            import readline
-            readline.write_history_file(hist)
-        except Exception:
-            pass
+        if readline is not None:
+            try:
+                hist.touch()
+                readline.append_history_file(1, hist)
+            except OSError:
+                pass
 
 
 @main.command("sql-files")
 @click.option("--copy", "dest", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Folder to copy the packaged SQL files into.")
-def sql_files_cmd(dest):
+              help="Folder to copy the packaged SQL files into (new or empty).")
+@click.option("--force", is_flag=True, help="Copy into a folder that is not empty, "
+              "overwriting the packaged files there.")
+def sql_files_cmd(dest, force):
     """Copy the packaged SQL stages into DEST for editing (use with convert --sql-dir)."""
     from .workbench import copy_sql_files
-    files = copy_sql_files(dest)
+    try:
+        files = copy_sql_files(dest, force)
+    except NsysDuckError as exc:
+        _fail(str(dest), str(exc))
+        sys.exit(1)
     click.echo(f"copied {len(files)} SQL files to {dest}; edit them, then: "
                f"nsys-duck convert --sql-dir {dest} REPORT")
+
+
+def _register_open() -> None:
+    from .serve import open_cmd
+    main.add_command(open_cmd, "open")
+
+
+_register_open()
 
 
 if __name__ == "__main__":

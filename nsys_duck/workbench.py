@@ -1,16 +1,19 @@
-"""SQL workbench: open a converted report's pipeline views for ad-hoc SQL.
+"""SQL workbench: a converted report's pipeline views, for ad-hoc SQL.
 
-``open_workbench`` opens the ``NAME.duckdb`` a conversion saved (read-only),
-or, for an export that has none (or an older one), rebuilds every stage in an
-in-memory DuckDB over the ``parquet/`` folder, so users query the pipeline's
-views by their real names (``stg_kernels``, ``int_flows``, ``trace_slices``
-...). Nothing is written.
+``open_workbench`` opens the ``NAME.duckdb`` a conversion saved
+(read-only; it is self-contained, :mod:`database`), or, for a workspace or
+export folder that has none, runs every stage over its ``parquet/`` into a
+temporary DuckDB (in memory, or a temporary file when the DuckDB CLI is to
+open it), so users query the pipeline's views by their real names
+(``stg_kernels``, ``int_flows``, ``trace_slices`` ...). Nothing is written
+to the workspace; temporary files are removed by :meth:`Workbench.close`.
 """
 
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
@@ -19,48 +22,76 @@ from . import database, pipeline
 from .convert import Options, build, open_database
 from .errors import InputError
 from .sources import is_export_dir
-from .workspace import classify_input, workspace_root
-
-
-def resolve_export(name_or_path: str) -> Path:
-    """The Parquet export for a workspace NAME, a report path or an export folder.
-
-    Raises:
-        InputError: nothing converted/exported under that name or path.
-    """
-    candidate = workspace_root() / name_or_path / "parquet"
-    if "/" not in name_or_path and is_export_dir(candidate):
-        return candidate
-    source = classify_input(name_or_path)
-    if source.kind == "export":
-        return source.path
-    exported = workspace_root() / source.name / "parquet"
-    if is_export_dir(exported):
-        return exported
-    raise InputError(f"{name_or_path}: not converted yet (run nsys-duck convert first)")
+from .workspace import locate
 
 
 @dataclass
 class Workbench:
+    """An open connection over one report's pipeline views."""
+
     con: duckdb.DuckDBPyConnection
     files: list[pipeline.SqlFile]
+    database: Path | None = None     # the file ``con`` reads; None: in memory
+    _temp: Path | None = field(default=None, repr=False)
+
+    def close(self) -> None:
+        """Close the connection and remove the temporary files."""
+        try:
+            self.con.close()
+        except duckdb.Error:   # still busy with an interrupted query: the process ends
+            pass
+        finally:
+            if self._temp is not None:
+                shutil.rmtree(self._temp, ignore_errors=True)
+
+    def __enter__(self) -> "Workbench":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
-def open_workbench(name_or_path: str, opts: Options | None = None) -> Workbench:
-    """Run the SQL stages over the export of ``name_or_path`` into a fresh DuckDB."""
+def open_workbench(name_or_path: str, opts: Options | None = None, *,
+                   as_file: bool = False) -> Workbench:
+    """Open the pipeline views of ``name_or_path`` (anything
+    :func:`workspace.locate` accepts).
+
+    The saved ``NAME.duckdb`` when there is one (and no ``opts.sql_dir``);
+    else the stages run over the export into a temporary database, a file
+    when ``as_file`` (for the DuckDB CLI), in memory otherwise.
+
+    Raises:
+        InputError: nothing converted or exported under that name or path.
+        NsysDuckError: the stages fail on the export.
+    """
     opts = opts or Options()
-    export = resolve_export(name_or_path)
-    saved = export.parent / f"{export.parent.name}.duckdb"
-    if (opts.sql_dir is None and export.name == "parquet" and saved.is_file()
-            and saved.stat().st_mtime >= export.stat().st_mtime):
-        # the database the conversion saved: no rebuild needed
-        return Workbench(database.open_database(saved, export.parent),
-                         pipeline.sql_files(None))
-    import tempfile
-    spill = Path(tempfile.mkdtemp(prefix="nsys-duck-"))
-    con = open_database(opts, spill)
-    files, _ = build(con, export, opts)
-    return Workbench(con, files)
+    ws, source = locate(name_or_path)
+    if opts.sql_dir is None and ws.database.is_file():
+        return Workbench(database.open_database(ws.database), pipeline.sql_files(None),
+                         ws.database)
+    if is_export_dir(ws.parquet_dir):
+        export = ws.parquet_dir
+    elif source is not None and source.kind == "export":
+        export = source.path
+    else:
+        raise InputError("not converted yet (run nsys-duck convert first)")
+    temp = Path(tempfile.mkdtemp(prefix="nsys-duck-"))
+    try:
+        if not as_file:
+            con = open_database(opts, temp)
+            files, _ = build(con, export, opts)
+            return Workbench(con, files, None, temp)
+        path = temp / f"{ws.name}.duckdb"
+        con = open_database(opts, temp, path)
+        try:
+            files, _ = build(con, export, opts, save_tables=True)
+            database.keep_export_tables(con)
+        finally:
+            con.close()
+        return Workbench(database.open_database(path), files, path, temp)
+    except BaseException:
+        shutil.rmtree(temp, ignore_errors=True)
+        raise
 
 
 def list_views(wb: Workbench) -> list[tuple[str, str, str, list[tuple[str, str]]]]:
@@ -96,8 +127,19 @@ def explain(wb: Workbench, view: str) -> str:
     raise InputError(f"no view or table named {view!r} in the pipeline")
 
 
-def copy_sql_files(dest: Path) -> list[Path]:
-    """Copy the packaged SQL tree into ``dest`` for editing; returns the files written."""
+def copy_sql_files(dest: Path, force: bool = False) -> list[Path]:
+    """Copy the packaged SQL tree into ``dest`` for editing; returns the files written.
+
+    Raises:
+        InputError: ``dest`` is a file, or a folder that is not empty (it may
+            hold the user's edits) and ``force`` is not set.
+    """
+    dest = Path(dest)
+    if dest.exists() and not dest.is_dir():
+        raise InputError("not a folder")
+    if dest.is_dir() and any(dest.iterdir()) and not force:
+        raise InputError("the folder is not empty (it may hold your edits); choose a new "
+                         "folder, or --force to overwrite the packaged files in it")
     src = pipeline.packaged_sql_dir()
     written = []
     for p in sorted(src.rglob("*.sql")):
