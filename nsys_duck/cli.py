@@ -19,16 +19,9 @@ from . import __version__
 from .convert import Options, Result, convert
 from .errors import NsysDuckError
 from .sources import sql_string
+from .writers import human_size
 
 err = Console(stderr=True)
-
-
-def _human(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
 
 
 def export_line(info: dict) -> str | None:
@@ -98,7 +91,7 @@ def print_summary(res: Result, timings: bool) -> None:
         for t in res.timings:
             out(f"  time {t.relpath:<45} {t.seconds:8.3f} s")
     for f in res.files:
-        out(f"{f}  ({_human(f.stat().st_size)})")
+        out(f"{f}  ({human_size(f.stat().st_size)})")
     out(str(res.workspace.json_gz.resolve()))
 
 

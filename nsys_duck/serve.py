@@ -52,6 +52,7 @@ import click
 
 from .errors import InputError, NsysDuckError
 from .workspace import locate
+from .writers import human_size
 
 PERFETTO_UI = "https://ui.perfetto.dev"
 HOST = "127.0.0.1"
@@ -124,14 +125,6 @@ def deep_link(file_url: str, port: int = DEFAULT_PORT) -> str:
 def ui_link(port: int = DEFAULT_PORT) -> str:
     """The ui.perfetto.dev link for a trace_processor_shell --httpd on ``port``."""
     return PERFETTO_UI if port == DEFAULT_PORT else f"{PERFETTO_UI}/#!/?rpc_port={port}"
-
-
-def _human(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
 
 
 def _port_in_use(port: int) -> PortInUseError:
@@ -569,11 +562,11 @@ def run_open(name: str, *, port: int = DEFAULT_PORT, once: bool = False,
 def _run_file_server(trace: Path, size: int, port: int, once: bool, browser: bool,
                      out: Echo) -> int:
     server = TraceServer(trace, port,
-                         on_fetch=lambda n: out(f"sent {trace.name} ({_human(n)}) "
+                         on_fetch=lambda n: out(f"sent {trace.name} ({human_size(n)}) "
                                                 f"to the browser"))
     try:
         server.start()
-        out(f"serving {trace} ({_human(size)}) at {server.url}")
+        out(f"serving {trace} ({human_size(size)}) at {server.url}")
         if port != DEFAULT_PORT:
             out(f"note: ui.perfetto.dev fetches from {HOST}:{DEFAULT_PORT} only, unless "
                 f"its flag \"{RELAX_CSP_FLAG}\" is on (the UI offers to turn it on)")
@@ -608,7 +601,7 @@ def _run_accelerator(trace: Path, size: int, port: int, browser: bool,
             f"FILE, set ${ENV_TRACE_PROCESSOR}, or put trace_processor_shell on PATH)")
     tp = TraceProcessorServer(binary, trace, port)
     try:
-        out(f"loading {trace} ({_human(size)}) into {binary} on {HOST}:{port}; "
+        out(f"loading {trace} ({human_size(size)}) into {binary} on {HOST}:{port}; "
             f"a big trace takes a while")
         seconds = tp.start()
         link = ui_link(port)

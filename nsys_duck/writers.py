@@ -37,6 +37,15 @@ KERNEL_DEPENDENCIES_SCHEMA = pa.schema([
 ])
 
 
+def human_size(n: float) -> str:
+    """``n`` bytes as text for people: ``512 B``, ``1.5 KB``, ``3.2 GB``."""
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
 def temp_path(final: Path) -> Path:
     """Temporary sibling of ``final`` (same folder, so rename is atomic)."""
     return final.with_name(f".{final.name}.tmp-{os.getpid()}")
