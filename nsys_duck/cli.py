@@ -119,7 +119,7 @@ def _terminate(signum, frame):
 @click.option("-o", "--output-dir", type=click.Path(file_okay=False, path_type=Path),
               help="The workspace folder to write (default: $NSYS_WORKSPACE_ROOT/NAME, "
                    "root ~/.nsys-workspace); one report at a time.")
-@click.option("--sql-dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--sql-dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Folder of .sql files overriding/adding to the packaged stages.")
 @click.option("--nvtx-scope", type=click.Choice(["thread", "process"]), default="thread",
               show_default=True, help="Which API calls an NVTX range owns.")
@@ -306,6 +306,8 @@ WHERE cat = 'kernel' AND is_primary GROUP BY 1 ORDER BY 2 DESC LIMIT 10"
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the result to this file (csv, json, parquet).")
 def sql_cmd(name, command, fmt, output):
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _terminate)   # stop like Ctrl-C: temporary files removed
     if command is None:
         sys.exit(_interactive(name))
     if fmt == "parquet" and output is None:
@@ -320,12 +322,17 @@ def sql_cmd(name, command, fmt, output):
 def _run_sql(con, sql: str, fmt: str, output: Path | None) -> int:
     """Run ``sql`` on ``con`` in a worker thread and print or write the last
     statement's result; returns the exit status (0, 1 on an SQL error, 130
-    on Ctrl-C: the query is interrupted with ``con.interrupt()``).
+    on Ctrl-C or SIGTERM/SIGHUP: the query is interrupted with
+    ``con.interrupt()``).
 
     Formats: ``table`` is DuckDB's box (shortened on a terminal; piped, all
     of it, printed by the DuckDB CLI from a temporary Parquet file of the
-    result); csv, json, parquet are written by DuckDB's COPY.
+    result); csv, json, parquet are written by DuckDB's COPY, to ``output``
+    or to a temporary file then copied to standard output (so ``>>`` appends
+    and the output keeps its place among other writes). A closed pipe
+    (``| head``) ends quietly with status 0.
     """
+    import shutil
     import subprocess
     import tempfile
     import threading
@@ -334,12 +341,13 @@ def _run_sql(con, sql: str, fmt: str, output: Path | None) -> int:
 
     from .compat import arrow_reader
     outcome: dict = {}
+    temp = Path(tempfile.mkdtemp(prefix="nsys-duck-"))
 
     def work() -> None:
         try:
             statements = [s.query for s in duckdb.extract_statements(sql)]
             for query in statements[:-1]:
-                con.execute(query)
+                con.execute(query).fetchall()   # DuckDB 2 wants each result consumed
             rel = con.sql(statements[-1]) if statements else None
             if rel is None:
                 return
@@ -350,45 +358,57 @@ def _run_sql(con, sql: str, fmt: str, output: Path | None) -> int:
             if fmt == "table" and cli is None:
                 rel.show(max_rows=10_000, max_width=2**31, max_col_width=2**31)
                 return
-            with tempfile.TemporaryDirectory(prefix="nsys-duck-") as tmp:
-                if cli is not None:   # piped table: every row and column, by the CLI
-                    target = str(Path(tmp) / "result.parquet")
-                else:
-                    target = str(output) if output is not None else "/dev/stdout"
-                    sys.stdout.flush()
-                scratch = duckdb.connect()
-                try:
-                    scratch.register("nsys_duck_result", arrow_reader(rel, 65_536))
-                    scratch.execute(f"COPY nsys_duck_result TO {sql_string(target)} "
-                                    + COPY_OPTIONS["parquet" if cli else fmt])
-                finally:
-                    scratch.close()
-                if cli is not None:
-                    sys.stdout.flush()
-                    subprocess.run([cli, "-box", "-c", f"FROM {sql_string(target)}"],
-                                   check=True)
+            to_stdout = output is None or cli is not None
+            target = str(temp / "result") if to_stdout else str(output)
+            scratch = duckdb.connect()
+            try:
+                scratch.register("nsys_duck_result", arrow_reader(rel, 65_536))
+                scratch.execute(f"COPY nsys_duck_result TO {sql_string(target)} "
+                                + COPY_OPTIONS["parquet" if cli else fmt])
+            finally:
+                scratch.close()
+            sys.stdout.flush()
+            if cli is not None:   # piped table: every row and column, by the CLI
+                status = subprocess.run([cli, "-box", "-c",
+                                         f"FROM read_parquet({sql_string(target)})"],
+                                        stderr=subprocess.PIPE, text=True)
+                if status.returncode and status.stderr.strip():
+                    outcome["error"] = RuntimeError(status.stderr.strip())
+            elif to_stdout:
+                with open(target, "rb") as f:
+                    shutil.copyfileobj(f, sys.stdout.buffer)
+                sys.stdout.flush()
+        except BrokenPipeError:
+            outcome["pipe"] = True
         except BaseException as exc:   # reported by the main thread
             outcome["error"] = exc
 
     worker = threading.Thread(target=work, daemon=True)
     worker.start()
     try:
-        while worker.is_alive():
-            worker.join(0.1)
-    except KeyboardInterrupt:
-        con.interrupt()
-        worker.join(5)
-        _fail(None, "interrupted")
-        if worker.is_alive():   # DuckDB did not stop: leave without waiting for it
-            sys.stderr.flush()
-            os._exit(130)
-        return 130
+        try:
+            while worker.is_alive():
+                worker.join(0.1)
+        except KeyboardInterrupt:
+            con.interrupt()
+            worker.join(5)
+            _fail(None, "interrupted")
+            if worker.is_alive():   # DuckDB did not stop: leave without waiting for it
+                shutil.rmtree(temp, ignore_errors=True)
+                sys.stderr.flush()
+                os._exit(130)
+            return 130
+    finally:
+        if not worker.is_alive():
+            shutil.rmtree(temp, ignore_errors=True)
+    if outcome.get("pipe"):
+        # the reader left (e.g. | head): no more output, and no error at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     exc = outcome.get("error")
     if exc is None:
         return 0
     text = " ".join(str(exc).split())
-    if "Broken pipe" in text:   # e.g. | head
-        return 0
     if isinstance(exc, (duckdb.Error, RuntimeError)):
         _fail(None, f"SQL error: {text[:500]}")
         return 1
@@ -428,10 +448,15 @@ def _interactive(name: str) -> int:
                   markup=False, highlight=False)
         wb.con.close()   # the CLI opens the file itself
         old = signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the CLI's
+        proc = subprocess.Popen(
+            [cli, "-readonly", str(wb.database)],
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         try:
-            return subprocess.call(
-                [cli, "-readonly", str(wb.database)],
-                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+            return proc.wait()
+        except KeyboardInterrupt:   # SIGTERM/SIGHUP to us (see sql_cmd): end the CLI too
+            proc.terminate()
+            proc.wait()
+            return 130
         finally:
             signal.signal(signal.SIGINT, old)
 
@@ -485,6 +510,9 @@ def sql_files_cmd(dest, force):
         files = copy_sql_files(dest, force)
     except NsysDuckError as exc:
         _fail(str(dest), str(exc))
+        sys.exit(1)
+    except OSError as exc:
+        _fail(str(dest), f"cannot write there: {exc.strerror or exc}")
         sys.exit(1)
     click.echo(f"copied {len(files)} SQL files to {dest}; edit them, then: "
                f"nsys-duck convert --sql-dir {dest} REPORT")

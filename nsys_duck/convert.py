@@ -330,14 +330,21 @@ class InterruptWatch:
             signal.signal(signal.SIGINT, self._old)
 
 
-def _remove_outputs(ws: Workspace) -> None:
-    """Remove the published files of an earlier conversion (before the
-    workspace's export is replaced by another report's)."""
-    for f in (ws.json_gz, ws.events_parquet, ws.kernel_dependencies, ws.database):
-        try:
-            f.unlink()
-        except FileNotFoundError:
-            pass
+def _remove_outputs(ws: Workspace, names: set[str]) -> None:
+    """Remove the published files of an earlier conversion, named after any
+    of ``names`` (the workspace's NAME now and before), and nsys's export log:
+    they show another report's data (or data no manifest vouches for)."""
+    for name in names:
+        old = Workspace(ws.dir, name)
+        for f in (old.json_gz, old.events_parquet, old.kernel_dependencies, old.database):
+            try:
+                f.unlink()
+            except FileNotFoundError:
+                pass
+    try:
+        (ws.dir / "nsys-export.log").unlink()
+    except FileNotFoundError:
+        pass
 
 
 def _remove_stale_temporaries(ws: Workspace) -> None:
@@ -413,6 +420,7 @@ def _validation_message(rep) -> str:
 
 def _convert_locked(source: Source, ws: Workspace, opts: Options,
                     progress: Progress, watch: InterruptWatch) -> Result:
+    open_database(opts, ws.dir).close()   # a bad --memory-limit fails before the export
     progress("checking the workspace", None)
     exported: list[pipeline.StageTiming] = []
     recorded = manifest.read(ws.dir)
@@ -428,11 +436,16 @@ def _convert_locked(source: Source, ws: Workspace, opts: Options,
                                          sources.is_export_dir(ws.parquet_dir), opts.force)
     if decision.reason:
         notes_out.append(decision.reason)
-    if not decision.reuse and not in_place and recorded is not None \
-            and recorded.get("source", {}).get("sha256") != fingerprint.sha256:
-        _remove_outputs(ws)    # they show another report's data
+    recorded_source = (recorded or {}).get("source") or {}
+    if not decision.reuse and not in_place \
+            and recorded_source.get("sha256") != fingerprint.sha256:
+        _remove_outputs(ws, {ws.name, (recorded or {}).get("name") or ws.name})
     progress("export", None)
     try:
+        if not decision.reuse:
+            # until the new export and its manifest are in place, nothing
+            # vouches for parquet/ (a run killed in between must not reuse it)
+            manifest.write(ws.dir, manifest.pending(ws.name))
         with _timed(exported, EXPORT_LABELS[source.kind]):
             export_dir, nsys_version, reused = ensure_export(source, ws, opts, progress,
                                                              decision.reuse)
@@ -526,6 +539,8 @@ def _convert_locked(source: Source, ws: Workspace, opts: Options,
             validated = True
         try:
             writers.publish(list(zip(tmps, finals)))
+            if not opts.database and ws.database.exists():
+                ws.database.unlink()   # an earlier conversion's: it would disagree
             manifest.write(ws.dir, dict(record, conversion={
                 "at": manifest.now(), "nsys_duck_version": __version__,
                 "duckdb_version": duckdb.__version__,

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import duckdb
 
+from .errors import InputError
+
 # The oldest DuckDB that opens NAME.duckdb: 1.4, the long-term-support
 # release; 1.5.x (the DuckDB CLI on PyPI) and 2.x read it too.
 STORAGE_COMPATIBILITY = "v1.4.0"
@@ -41,9 +43,9 @@ def keep_export_tables(con: duckdb.DuckDBPyConnection) -> tuple[list[str], list[
     """Leave no view over ``parquet/`` in the database ``con`` is writing.
 
     Every ``nsys.<TABLE>`` that is still a view (an export table the stages
-    did not read) becomes a table when some other view of the database
-    names it (a ``--sql-dir`` stage may read any export table), and is
-    dropped otherwise: its rows stay in ``parquet/``.
+    did not read) becomes a table when some other view or macro of the
+    database names it (a ``--sql-dir`` stage may read any export table), and
+    is dropped otherwise: its rows stay in ``parquet/``.
 
     Returns:
         (tables copied, views dropped), by table name.
@@ -54,8 +56,11 @@ def keep_export_tables(con: duckdb.DuckDBPyConnection) -> tuple[list[str], list[
     ).fetchall()]
     if not remaining:
         return [], []
-    readers = " ".join(sql for (sql,) in con.execute(
+    readers = " ".join(sql or "" for (sql,) in con.execute(
         "SELECT sql FROM duckdb_views() WHERE schema_name <> 'nsys' AND NOT internal "
+        "AND database_name = current_database() "
+        "UNION ALL SELECT macro_definition FROM duckdb_functions() "
+        "WHERE function_type IN ('macro', 'table_macro') AND NOT internal "
         "AND database_name = current_database()").fetchall())
     copied, dropped = [], []
     for name in remaining:
@@ -74,5 +79,20 @@ def keep_export_tables(con: duckdb.DuckDBPyConnection) -> tuple[list[str], list[
 
 
 def open_database(path: Path) -> duckdb.DuckDBPyConnection:
-    """Open a saved ``NAME.duckdb`` read-only (it reads no other file)."""
-    return duckdb.connect(str(path), read_only=True)
+    """Open a saved ``NAME.duckdb`` read-only (it reads no other file).
+
+    Raises:
+        InputError: the file is not a DuckDB database this DuckDB reads
+            (damaged, or written by a newer DuckDB), or another program
+            holds it open for writing.
+    """
+    try:
+        return duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as exc:
+        text = " ".join(str(exc).split())
+        if "lock" in text.lower():
+            raise InputError(f"{path.name} is open for writing in another program "
+                             "(DuckDB allows one writer); close it, or open it there "
+                             "read-only (duckdb -readonly)") from None
+        raise InputError(f"cannot open {path.name} ({text[:200]}); convert the report "
+                         "again to rewrite it") from None

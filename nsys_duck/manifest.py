@@ -122,6 +122,13 @@ def new(name: str, source: Fingerprint, export: dict) -> dict:
             "nsys_duck_version": __version__}
 
 
+def pending(name: str) -> dict:
+    """The manifest while ``parquet/`` is being replaced: no source, so no
+    later run reuses what a killed run left there."""
+    return {"format": FORMAT, "name": name, "source": None, "export": None,
+            "conversion": None, "nsys_duck_version": __version__}
+
+
 @dataclass(frozen=True)
 class Decision:
     """What :func:`check_source` found: whether ``parquet/`` may be reused and
@@ -158,7 +165,9 @@ def check_source(manifest: dict | None, source: Fingerprint, workspace_dir: Path
                                "was exported again")
     if force:
         return Decision(False, f"--force: replaced the conversion of {old.get('path')}")
+    same_name = Path(old.get("path", "")).name == Path(source.path).name
     raise InputError(
         f"the workspace {workspace_dir} holds the conversion of a different report, "
-        f"{old.get('path')} (another file with the same name); convert this one into "
-        "its own folder with -o DIR, or replace that conversion with --force")
+        f"{old.get('path')}{' (another file with the same name)' if same_name else ''}; "
+        "convert this one into its own folder with -o DIR, or replace that conversion "
+        "with --force")

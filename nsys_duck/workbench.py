@@ -18,7 +18,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import database, pipeline
+from . import database, manifest, pipeline
 from .convert import Options, build, open_database
 from .errors import InputError
 from .sources import is_export_dir
@@ -64,11 +64,11 @@ def open_workbench(name_or_path: str, opts: Options | None = None, *,
         InputError: nothing converted or exported under that name or path.
         NsysDuckError: the stages fail on the export.
     """
-    opts = opts or Options()
     ws, source = locate(name_or_path)
-    if opts.sql_dir is None and ws.database.is_file():
+    if (opts is None or opts.sql_dir is None) and ws.database.is_file():
         return Workbench(database.open_database(ws.database), pipeline.sql_files(None),
                          ws.database)
+    opts = opts or _recorded_options(ws.dir)
     if is_export_dir(ws.parquet_dir):
         export = ws.parquet_dir
     elif source is not None and source.kind == "export":
@@ -92,6 +92,23 @@ def open_workbench(name_or_path: str, opts: Options | None = None, *,
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
         raise
+
+
+def _recorded_options(workspace_dir: Path) -> Options:
+    """The options the workspace's last conversion ran with (its manifest),
+    so a rebuild shows the same data (``--nvtx-scope``, ``--sql-dir``).
+
+    Raises:
+        InputError: it was converted with a ``--sql-dir`` that is gone.
+    """
+    recorded = ((manifest.read(workspace_dir) or {}).get("conversion") or {}).get(
+        "options") or {}
+    sql_dir = recorded.get("sql_dir")
+    if sql_dir and not Path(sql_dir).is_dir():
+        raise InputError(f"it was converted with --sql-dir {sql_dir}, which is gone; "
+                         "convert it again")
+    return Options(nvtx_scope=recorded.get("nvtx_scope") or "thread",
+                   sql_dir=Path(sql_dir) if sql_dir else None)
 
 
 def list_views(wb: Workbench) -> list[tuple[str, str, str, list[tuple[str, str]]]]:

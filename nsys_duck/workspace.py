@@ -89,7 +89,11 @@ def classify_input(path: str | os.PathLike) -> Source:
         if head.startswith(b"version https://git-lfs"):
             raise InputError("this is a Git LFS pointer, not the report itself "
                              "(run git lfs pull to fetch it)")
-    name = _check_name(p.name[: -len(suffix)])
+    # NAME from the path as given: a symlink mymodel.nsys-rep -> report1.nsys-rep
+    # is converted as mymodel (README: model.nsys-rep -> model/)
+    given = Path(path).expanduser().name
+    named = next((s for s in REPORT_SUFFIXES + (SQLITE_SUFFIX,) if given.endswith(s)), None)
+    name = _check_name(given[: -len(named)] if named else p.name[: -len(suffix)])
     if kind == "sqlite":
         from .sqlite_export import check_export
         check_export(p)
@@ -231,4 +235,21 @@ def locate(arg: str, root: Path | None = None) -> tuple[Workspace, Source | None
                              "NAME.perfetto.json.gz in it) and not an Nsight Parquet "
                              "export")
     source = classify_input(p)
-    return workspace_for(source, root), source
+    ws = workspace_for(source, root)
+    _check_same_source(ws, source)
+    return ws, source
+
+
+def _check_same_source(ws: Workspace, source: Source) -> None:
+    """Refuse a workspace whose manifest names another report than ``source``
+    (same path, or same SHA-256 from another path, is the same report)."""
+    from . import manifest
+    recorded = (manifest.read(ws.dir) or {}).get("source")
+    if not isinstance(recorded, dict) or recorded.get("path") == str(source.path):
+        return
+    if manifest.fingerprint(source.path, source.kind, recorded).sha256 == \
+            recorded.get("sha256"):
+        return
+    raise InputError(f"the workspace {ws.dir} holds another report, "
+                     f"{recorded.get('path')}; give the workspace folder this one was "
+                     "converted into (convert -o DIR), or convert it first")

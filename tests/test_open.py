@@ -79,7 +79,6 @@ def test_every_form_of_name_finds_the_trace(ws, monkeypatch):
     forms = ["raiderstream_tiny",                       # workspace NAME
              str(trace.parent),                         # workspace folder
              str(trace),                                # the trace itself
-             str(EXAMPLE / "raiderstream_tiny.qdrep"),  # the report
              str(EXAMPLE / "parquet"),                  # its export folder
              str(trace.parent / "parquet"),             # the workspace's export
              str(trace.parent / "raiderstream_tiny.duckdb")]   # its database

@@ -312,3 +312,151 @@ def test_validate_ctrl_c_exits_130(tmp_path):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and err.strip() == "nsys-duck: interrupted"
+
+
+# --- found by a newcomer's review (each failed before the fix) -------------------
+
+ALPA = REPORTS / "alpa_dev1_2_memcpy" / "parquet"     # has OSRT_API, not drawn
+
+
+def test_a_report_path_never_finds_another_reports_workspace(tmp_path):
+    a = export_copy(RODINIA, tmp_path / "a" / "report1")
+    b = export_copy(CUFCM, tmp_path / "b" / "report1")
+    assert run_cli(tmp_path, "convert", a).returncode == 0
+    assert run_cli(tmp_path, "convert", "-o", tmp_path / "bws", b).returncode == 0
+    for command in (["sql", b, "-c", "SELECT 1"], ["views", b]):
+        assert_fails(run_cli(tmp_path, *command), f"holds another report, {a}")
+    assert_fails(run_cli(tmp_path, "validate", b), "holds another report", status=2)
+    assert_fails(run_cli(tmp_path, "open", "--no-browser", b), "holds another report")
+    # the report's own workspace folder, and the same content elsewhere, work
+    own = run_cli(tmp_path, "sql", tmp_path / "bws", "-c",
+                  "SELECT count(*) AS n FROM stg_kernels", "--format", "csv")
+    assert own.stdout.splitlines() == ["n", str(kernels_in(CUFCM))]
+    same = export_copy(RODINIA, tmp_path / "c" / "report1")
+    ok = run_cli(tmp_path, "sql", same, "-c", "SELECT count(*) AS n FROM stg_kernels",
+                 "--format", "csv")
+    assert ok.stdout.splitlines() == ["n", str(kernels_in(RODINIA))]
+
+
+def test_sql_output_keeps_its_place_and_pipes_close_quietly(converted_cufcm):
+    tmp = converted_cufcm
+    env = dict(os.environ, NSYS_WORKSPACE_ROOT=str(tmp / "ws"))
+    nd = f"{sys.executable} -m nsys_duck.cli"
+    script = (f'echo previous > acc.csv; {nd} sql cufcm_memset -c "SELECT 42 AS x" '
+              f'--format csv >> acc.csv; {{ echo BEFORE; {nd} sql cufcm_memset -c '
+              f'"SELECT 42 AS x" --format json; echo AFTER; }} > g.txt; '
+              f'{nd} sql cufcm_memset -c "SELECT * FROM trace_slices" | head -1 > /dev/null; '
+              'echo "table ${PIPESTATUS[0]}"; '
+              f'{nd} sql cufcm_memset -c "SELECT * FROM trace_slices" --format csv | head -1 '
+              '> /dev/null; echo "csv ${PIPESTATUS[0]}"')
+    out = subprocess.run(["bash", "-c", script], cwd=tmp, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert (tmp / "acc.csv").read_text() == "previous\nx\n42\n"
+    text = (tmp / "g.txt").read_text()
+    assert text.startswith("BEFORE\n") and text.endswith("AFTER\n")
+    assert json.loads(text[len("BEFORE\n"):-len("AFTER\n")]) == [{"x": 42}]
+    assert "table 0" in out.stdout and "csv 0" in out.stdout, out.stdout
+    assert out.stderr == "", out.stderr
+    several = run_cli(tmp, "sql", "cufcm_memset", "-c",
+                      "SELECT 1; SELECT 2 AS two", "--format", "csv")
+    assert several.returncode == 0 and several.stdout == "two\n2\n", several.stderr
+
+
+def test_no_database_run_removes_the_old_database_and_sql_rebuilds_with_its_options(
+        tmp_path):
+    keras = REPORTS / "keras_darknet53_nvtx_startend" / "parquet"
+    assert run_cli(tmp_path, "convert", keras).returncode == 0
+    ws = tmp_path / "ws" / "keras_darknet53_nvtx_startend"
+    out = run_cli(tmp_path, "convert", "--no-database", "--nvtx-scope", "process", keras)
+    assert out.returncode == 0, out.stderr
+    assert not (ws / f"{ws.name}.duckdb").exists()
+    owned = duckdb.sql(f"SELECT count(*) FROM '{ws}/{ws.name}.perfetto.parquet' "
+                       "WHERE len(nvtx_ids) > 0").fetchall()[0][0]
+    got = run_cli(tmp_path, "sql", ws.name, "-c", "SELECT count(*) AS n FROM trace_slices "
+                  "WHERE len(nvtx_ids) > 0", "--format", "csv")
+    assert got.stdout.splitlines() == ["n", str(owned)], got.stderr
+
+
+def test_replacing_a_workspace_leaves_no_old_output(tmp_path):
+    """A workspace of nsys-duck 0.1 (no manifest) whose next conversion fails,
+    and -o --force over a workspace of another NAME."""
+    a = export_copy(RODINIA, tmp_path / "a" / "report1")
+    b = export_copy(CUFCM, tmp_path / "b" / "report1")
+    assert run_cli(tmp_path, "convert", a).returncode == 0
+    ws = tmp_path / "ws" / "report1"
+    (ws / manifest.FILE_NAME).unlink()
+    broken = tmp_path / "broken-sql"
+    (broken / "40_trace").mkdir(parents=True)
+    (broken / "40_trace" / "99_broken.sql").write_text("SELECT * FROM no_such_table;\n")
+    assert run_cli(tmp_path, "convert", "--sql-dir", broken, b).returncode == 1
+    assert not list(ws.glob("report1.*")), "report A's outputs outlived its export"
+    assert json.loads((ws / manifest.FILE_NAME).read_text())["conversion"] is None
+    other = tmp_path / "other"
+    export_copy(CUFCM, tmp_path / "c" / "cufcm")
+    assert run_cli(tmp_path, "convert", "-o", other, tmp_path / "c" / "cufcm").returncode == 0
+    refused = run_cli(tmp_path, "convert", "-o", other, a)
+    assert "another file with the same name" not in assert_fails(refused, "different report")
+    assert run_cli(tmp_path, "convert", "-o", other, "--force", a).returncode == 0
+    assert sorted(p.name for p in other.glob("*.*") if not p.name.startswith(".")) == [
+        "nsys-duck.json", "report1.duckdb", "report1.kernel_dependencies.parquet",
+        "report1.perfetto.json.gz", "report1.perfetto.parquet"]
+
+
+def test_sql_dir_table_macro_keeps_its_export_table(tmp_path):
+    extra = tmp_path / "extra"
+    (extra / "40_trace").mkdir(parents=True)
+    (extra / "40_trace" / "90_my_osrt.sql").write_text(
+        "-- my_osrt: OS runtime calls, through a table macro.\n"
+        "CREATE OR REPLACE MACRO osrt_rows() AS TABLE SELECT * FROM nsys.OSRT_API;\n"
+        "CREATE OR REPLACE VIEW my_osrt AS SELECT count(*) AS n FROM osrt_rows();\n")
+    out = run_cli(tmp_path, "convert", "--sql-dir", extra, ALPA)
+    assert out.returncode == 0, out.stderr
+    ws = tmp_path / "ws" / "alpa_dev1_2_memcpy"
+    shutil.rmtree(ws / "parquet")
+    con = duckdb.connect(str(ws / "alpa_dev1_2_memcpy.duckdb"), read_only=True)
+    rows = pq.read_metadata(ALPA / "OSRT_API.parquet").num_rows
+    assert rows > 0 and con.sql("SELECT n FROM my_osrt").fetchall() == [(rows,)]
+
+
+def test_one_sentence_for_a_bad_database_a_locked_one_and_bad_folders(tmp_path):
+    assert run_cli(tmp_path, "convert", CUFCM).returncode == 0
+    db = tmp_path / "ws" / "cufcm_memset" / "cufcm_memset.duckdb"
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys, time; "
+                               "c = duckdb.connect(sys.argv[1]); print('open', flush=True); "
+                               "time.sleep(60)", str(db)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        assert_fails(run_cli(tmp_path, "sql", "cufcm_memset", "-c", "SELECT 1"),
+                     "is open for writing in another program")
+    finally:
+        holder.kill()
+        holder.wait()
+    db.write_bytes(b"junk" * 100)
+    for command in (["sql", "cufcm_memset", "-c", "SELECT 1"], ["views", "cufcm_memset"]):
+        assert_fails(run_cli(tmp_path, *command), "cannot open cufcm_memset.duckdb")
+    assert_fails(run_cli(tmp_path, "sql-files", "--copy", "/proc/nsys-duck-sql"),
+                 "cannot write there")
+    typo = run_cli(tmp_path, "convert", "--sql-dir", tmp_path / "typo", CUFCM)
+    assert typo.returncode == 2 and "does not exist" in typo.stderr
+
+
+def test_a_symlink_names_the_workspace(tmp_path):
+    from paths import NEWER
+    src = next(NEWER.rglob("testcuda_streams_events_2026_1.sqlite"))
+    link = tmp_path / "mymodel.sqlite"
+    link.symlink_to(src)
+    assert_converts(tmp_path, run_cli(tmp_path, "convert", link), "mymodel")
+
+
+def test_sigterm_during_sql_leaves_no_temporary(converted_cufcm, tmp_path):
+    tmp = converted_cufcm
+    env = dict(os.environ, NSYS_WORKSPACE_ROOT=str(tmp / "ws"), TMPDIR=str(tmp_path))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nsys_duck.cli", "sql", "cufcm_memset", "-c",
+         "SELECT sum(hash(a)) FROM range(100000000000) t(a)"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert list(tmp_path.iterdir()) == []
