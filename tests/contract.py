@@ -75,20 +75,41 @@ def bad_ids(events: list[dict]) -> list[str]:
 
 
 def flow_problems(events: list[dict], slices: list[dict], base_ns: int) -> list[str]:
-    """Flows: one s and one f per id, same cat/name, bp e, inside the right slices."""
+    """Flows: one s and one f per id, same cat/name, bp e, inside the right slices.
+
+    The slices holding a flow end are found in O(depth) per end: on each
+    track (where slices nest, partial_overlaps checks that) every slice gets
+    its parent once, and the holders of time t are the last slice starting
+    at or before t, or its nearest ancestor holding t, and that one's
+    ancestors (a scan of all earlier slices per end cost minutes on big
+    tracks).
+    """
+    def holds(s, t):
+        return s["start_ns"] <= t < s["end_ns"] or s["start_ns"] == t == s["end_ns"]
+
+    tracks = {}
     by_track = defaultdict(list)
     for s in slices:
         by_track[(s["pid"], s["tid"])].append(s)
-    starts = {}
     for key, items in by_track.items():
-        items.sort(key=lambda s: s["start_ns"])
-        starts[key] = [s["start_ns"] for s in items]
+        items.sort(key=lambda s: (s["start_ns"], -s["end_ns"]))
+        parent, stack = [], []
+        for i, s in enumerate(items):
+            while stack and not (items[stack[-1]]["start_ns"] <= s["start_ns"]
+                                 and s["end_ns"] <= items[stack[-1]]["end_ns"]):
+                stack.pop()
+            parent.append(stack[-1] if stack else None)
+            stack.append(i)
+        tracks[key] = (items, [s["start_ns"] for s in items], parent)
 
     def enclosing(pid, tid, t):
-        items = by_track.get((pid, tid), [])
-        i = bisect.bisect_right(starts.get((pid, tid), []), t)
-        found = [s for s in items[:i] if s["start_ns"] <= t < s["end_ns"]
-                 or s["start_ns"] == t == s["end_ns"]]
+        items, starts, parent = tracks.get((pid, tid), ([], [], []))
+        j = bisect.bisect_right(starts, t) - 1
+        found = []
+        while j is not None and j >= 0:
+            if holds(items[j], t):
+                found.append(items[j])
+            j = parent[j]
         return found
 
     want_target = {"launch": {"kernel", "cuda_graph"},
@@ -119,10 +140,9 @@ def flow_problems(events: list[dict], slices: list[dict], base_ns: int) -> list[
             problems.append(f"flow {fid} ({s['cat']}): s not inside a {sources} slice")
         if not any(x["cat"] in want_target.get(s["cat"], ()) for x in dst):
             problems.append(f"flow {fid} ({s['cat']}): f not inside a {want_target.get(s['cat'])} slice")
-        for x in src + dst:
-            if x["end_ns"] - x["start_ns"] > 1 and (x["start_ns"] in (s_ns, f_ns)):
-                if (x in src and x["start_ns"] == s_ns) or (x in dst and x["start_ns"] == f_ns):
-                    problems.append(f"flow {fid}: endpoint at the start of a slice longer than 1 ns")
+        for holders, t in ((src, s_ns), (dst, f_ns)):
+            if any(x["end_ns"] - x["start_ns"] > 1 and x["start_ns"] == t for x in holders):
+                problems.append(f"flow {fid}: endpoint at the start of a slice longer than 1 ns")
     return problems[:10]
 
 
