@@ -335,8 +335,7 @@ def _remove_outputs(ws: Workspace, names: set[str]) -> None:
     of ``names`` (the workspace's NAME now and before), and nsys's export log:
     they show another report's data (or data no manifest vouches for)."""
     for name in names:
-        old = Workspace(ws.dir, name)
-        for f in (old.json_gz, old.events_parquet, old.kernel_dependencies, old.database):
+        for f in Workspace(ws.dir, name).outputs:
             try:
                 f.unlink()
             except FileNotFoundError:

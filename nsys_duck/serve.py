@@ -57,7 +57,6 @@ from .writers import human_size
 PERFETTO_UI = "https://ui.perfetto.dev"
 HOST = "127.0.0.1"
 DEFAULT_PORT = 9001          # the port ui.perfetto.dev's CSP allows on 127.0.0.1
-TRACE_SUFFIX = ".perfetto.json.gz"
 ENV_TRACE_PROCESSOR = "NSYS_DUCK_TRACE_PROCESSOR"
 TRACE_PROCESSOR_NAMES = ("trace_processor_shell", "trace_processor")
 RELAX_CSP_FLAG = "Relax Content Security Policy for 127.0.0.1:*"

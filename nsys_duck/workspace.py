@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import manifest
 from .errors import InputError
 from .sources import is_export_dir
 
@@ -124,6 +125,10 @@ def _check_folder(path: Path, what: str) -> Path:
     return path
 
 
+JSON_SUFFIX = ".perfetto.json.gz"      # NAME.perfetto.json.gz
+DATABASE_SUFFIX = ".duckdb"            # NAME.duckdb
+
+
 @dataclass(frozen=True)
 class Workspace:
     """The output folder of one report and its file names."""
@@ -137,7 +142,7 @@ class Workspace:
 
     @property
     def json_gz(self) -> Path:
-        return self.dir / f"{self.name}.perfetto.json.gz"
+        return self.dir / f"{self.name}{JSON_SUFFIX}"
 
     @property
     def events_parquet(self) -> Path:
@@ -149,7 +154,13 @@ class Workspace:
 
     @property
     def database(self) -> Path:
-        return self.dir / f"{self.name}.duckdb"
+        return self.dir / f"{self.name}{DATABASE_SUFFIX}"
+
+    @property
+    def outputs(self) -> tuple[Path, ...]:
+        """The files a conversion publishes (the database only when asked for)."""
+        return (self.json_gz, self.events_parquet, self.kernel_dependencies,
+                self.database)
 
     @property
     def lock(self) -> Path:
@@ -172,21 +183,12 @@ def workspace_for(source: Source, root: Path | None = None,
     return Workspace(_check_folder(root, "workspace root") / source.name, source.name)
 
 
-JSON_SUFFIX = ".perfetto.json.gz"
-DATABASE_SUFFIX = ".duckdb"
-MANIFEST = "nsys-duck.json"     # manifest.FILE_NAME (no import: manifest imports us)
-
-
 def _workspace_in(folder: Path) -> Workspace | None:
     """The workspace whose folder is ``folder``, when it looks like one (a
     manifest, or a published trace or database)."""
-    try:
-        import json
-        name = json.loads((folder / MANIFEST).read_text()).get("name")
-        if isinstance(name, str) and name:
-            return Workspace(folder, name)
-    except (OSError, ValueError, AttributeError):
-        pass
+    name = (manifest.read(folder) or {}).get("name")
+    if isinstance(name, str) and name:
+        return Workspace(folder, name)
     for suffix in (DATABASE_SUFFIX, JSON_SUFFIX):
         found = sorted(folder.glob("*" + suffix))
         if len(found) == 1:
@@ -231,7 +233,7 @@ def locate(arg: str, root: Path | None = None) -> tuple[Workspace, Source | None
         if p.name == "parquet" and _workspace_in(p.parent) is not None:
             return _workspace_in(p.parent), None
         if not is_export_dir(p):
-            raise InputError(f"not a workspace folder (no {MANIFEST}, NAME.duckdb or one "
+            raise InputError(f"not a workspace folder (no {manifest.FILE_NAME}, NAME.duckdb or one "
                              "NAME.perfetto.json.gz in it) and not an Nsight Parquet "
                              "export")
     source = classify_input(p)
@@ -243,7 +245,6 @@ def locate(arg: str, root: Path | None = None) -> tuple[Workspace, Source | None
 def _check_same_source(ws: Workspace, source: Source) -> None:
     """Refuse a workspace whose manifest names another report than ``source``
     (same path, or same SHA-256 from another path, is the same report)."""
-    from . import manifest
     recorded = (manifest.read(ws.dir) or {}).get("source")
     if not isinstance(recorded, dict) or recorded.get("path") == str(source.path):
         return
