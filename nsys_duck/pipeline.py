@@ -73,20 +73,37 @@ class SqlFile:
         return " ".join(words)
 
 
-def sql_files(sql_dir: Path | None = None) -> list[SqlFile]:
-    """All stage files in run order, with ``sql_dir``'s files overriding.
+_STAGE_FOLDER = re.compile(r"^\d+_")
+
+
+def sql_files(sql_dir: Path | None = None,
+              folders: tuple[str, ...] | None = None) -> list[SqlFile]:
+    """Stage files in run order, with ``sql_dir``'s files overriding.
 
     A file of ``sql_dir`` replaces the packaged file with the same relative
     path (``30_intermediate/60_int_lanes.sql``); other files are added and run
     in sorted position.
+
+    Args:
+        folders: top-level folders to take files from (e.g. ``("05_domain",
+            "validate")`` for the file validator); by default the pipeline's
+            numbered folders (``NN_name``), so an unnumbered folder such as
+            ``sql/validate/`` never runs in a conversion.
     """
+    def wanted(rel: str) -> bool:
+        top = rel.split("/", 1)[0] if "/" in rel else ""
+        return top in folders if folders is not None else bool(_STAGE_FOLDER.match(top))
+
     root = packaged_sql_dir()
-    files = {p.relative_to(root).as_posix(): SqlFile(p.relative_to(root).as_posix(), p)
-             for p in root.rglob("*.sql")}
+    files = {rel: SqlFile(rel, p) for p in root.rglob("*.sql")
+             if wanted(rel := p.relative_to(root).as_posix())}
     if sql_dir is not None:
         sql_dir = Path(sql_dir)
         for p in sql_dir.rglob("*.sql"):
             rel = p.relative_to(sql_dir).as_posix()
+            top = rel.split("/", 1)[0] if "/" in rel else ""
+            if not wanted(rel) and (folders is not None or (root / top).is_dir()):
+                continue  # a packaged non-stage folder (validate/), or not asked for
             if rel in files and files[rel].text == p.read_text(encoding="utf-8"):
                 continue  # an unchanged copy: keep the packaged file
             files[rel] = SqlFile(rel, p, overridden=rel in files, added=rel not in files)
