@@ -102,7 +102,7 @@ def sql_files(sql_dir: Path | None = None,
         for p in sql_dir.rglob("*.sql"):
             rel = p.relative_to(sql_dir).as_posix()
             top = rel.split("/", 1)[0] if "/" in rel else ""
-            if not wanted(rel) and (folders is not None or (root / top).is_dir()):
+            if not wanted(rel) and (folders is not None or (top and (root / top).is_dir())):
                 continue  # a packaged non-stage folder (validate/), or not asked for
             if rel in files and files[rel].text == p.read_text(encoding="utf-8"):
                 continue  # an unchanged copy: keep the packaged file
