@@ -49,17 +49,19 @@ CREATE OR REPLACE MACRO cuda_api_args_json(correlation_id, api_full_name,
         'eventClass', CASE event_class WHEN 0 THEN 'runtime'
             ELSE 'driver' END);
 
--- Name of a (process, context, stream) track of a device, shared by every
--- stage that draws on stream tracks (kernels, copies, graph executions,
--- CUDA event records).
-CREATE OR REPLACE MACRO stream_track_name(stream_id, os_pid, context_id) AS
-    'Stream ' || CAST(stream_id AS VARCHAR) || ' [pid '
+-- The part after the class name (track_classes.track_name, 'Stream') of
+-- the name of a (process, context, stream) track of a device: ' S [pid P
+-- ctx C]'; every stream track (kernels, copies, graph executions, CUDA
+-- event records) is named so.
+CREATE OR REPLACE MACRO stream_track_suffix(stream_id, os_pid, context_id) AS
+    ' ' || CAST(stream_id AS VARCHAR) || ' [pid '
     || CAST(os_pid AS VARCHAR) || ' ctx ' || CAST(context_id AS VARCHAR) || ']';
 
--- Name of a CPU thread's track (NVTX Kernel, NVTX Thread, CUDA API):
--- 'KIND [pid P tid T THREAD-NAME]'.
-CREATE OR REPLACE MACRO thread_track_name(kind, os_pid, os_tid, thread_name) AS
-    kind || ' [pid ' || CAST(os_pid AS VARCHAR) || ' tid '
+-- The part after the class name (track_classes.track_name: NVTX Kernel,
+-- NVTX Thread, CUDA API) of the name of a CPU thread's track:
+-- ' [pid P tid T THREAD-NAME]'.
+CREATE OR REPLACE MACRO thread_track_suffix(os_pid, os_tid, thread_name) AS
+    ' [pid ' || CAST(os_pid AS VARCHAR) || ' tid '
     || CAST(os_tid AS VARCHAR) || coalesce(' ' || thread_name, '') || ']';
 
 -- Stack levels drawn per track: Perfetto keeps at most 512 nested slices

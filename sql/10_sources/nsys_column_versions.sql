@@ -21,3 +21,8 @@ SELECT * FROM (VALUES
     ('CUPTI_ACTIVITY_KIND_CUDA_EVENT', 'timestamp', '3.23.3'),
     ('CUPTI_ACTIVITY_KIND_CUDA_EVENT', 'eventSyncId', '3.23.3')
 ) AS t(table_name, column_name, since_schema);
+
+COMMENT ON TABLE nsys_column_versions IS 'The export schema version that added each column of the stand-in DDL (nsys_tables.sql) that older exports lack.';
+COMMENT ON COLUMN nsys_column_versions.table_name IS 'Nsight table name.';
+COMMENT ON COLUMN nsys_column_versions.column_name IS 'Column name.';
+COMMENT ON COLUMN nsys_column_versions.since_schema IS 'Export schema version that added the column.';

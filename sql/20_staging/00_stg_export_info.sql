@@ -1,9 +1,9 @@
 -- stg_export_info: what made the export and how its times read (one row).
 -- (File numbered 00: every other staging view reads time_offset_ns.)
 --
--- Reads: nsys.META_DATA_EXPORT, nsys.TARGET_INFO_SESSION_START_TIME, and
--- (only when the export does not say whether it was normalized) the first
--- start of the kernel, runtime and NVTX tables.
+-- Reads: nsys.CUPTI_ACTIVITY_KIND_KERNEL,
+-- nsys.CUPTI_ACTIVITY_KIND_RUNTIME, nsys.META_DATA_EXPORT,
+-- nsys.NVTX_EVENTS, nsys.TARGET_INFO_SESSION_START_TIME.
 -- Produces: one row: the exporting nsys version, the export schema version
 -- (and its major/minor/micro numbers), whether times were normalized
 -- (`nsys export --ts-normalize`), the --ts-shift that was applied, the
@@ -118,3 +118,14 @@ FROM versioned;
 
 COMMENT ON TABLE stg_export_info IS 'The export''s nsys and schema versions, its time normalization and --ts-shift, and time_offset_ns: what staging adds to Nsight times to reach UTC-epoch ns.';
 COMMENT ON COLUMN stg_export_info.time_offset_ns IS 'ns added to every Nsight timestamp: 0 for --ts-normalize=true exports, TARGET_INFO_SESSION_START_TIME.utcEpochNs for session-relative ones.';
+COMMENT ON COLUMN stg_export_info.nsys_version IS 'Nsight Systems version that wrote the export (EXPORT_PRODUCT_VERSION).';
+COMMENT ON COLUMN stg_export_info.schema_version IS 'Export schema version (EXPORT_SCHEMA_VERSION), e.g. 3.7.2.';
+COMMENT ON COLUMN stg_export_info.schema_major IS 'Major number of schema_version.';
+COMMENT ON COLUMN stg_export_info.schema_minor IS 'Minor number of schema_version.';
+COMMENT ON COLUMN stg_export_info.schema_micro IS 'Micro number of schema_version.';
+COMMENT ON COLUMN stg_export_info.checked_schema_minor IS 'Newest 3.x minor version this SQL was checked with.';
+COMMENT ON COLUMN stg_export_info.schema_note IS 'One-line note when the schema is newer than checked_schema_minor; else NULL.';
+COMMENT ON COLUMN stg_export_info.time_normalized IS 'The export holds UTC-epoch times (nsys export --ts-normalize).';
+COMMENT ON COLUMN stg_export_info.time_shift_ns IS 'The --ts-shift the export applied, ns.';
+COMMENT ON COLUMN stg_export_info.session_start_ns IS 'Session start, UTC-epoch ns (TARGET_INFO_SESSION_START_TIME).';
+COMMENT ON COLUMN stg_export_info.time_note IS 'Note when times cannot be made UTC (session-relative export without session start); else NULL.';

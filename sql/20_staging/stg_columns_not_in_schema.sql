@@ -13,3 +13,8 @@ FROM nsys_column_versions AS v
 CROSS JOIN stg_export_info AS x
 WHERE TRY_CAST(string_split(x.schema_version, '.') AS INTEGER[])
     < TRY_CAST(string_split(v.since_schema, '.') AS INTEGER[]);
+
+COMMENT ON VIEW stg_columns_not_in_schema IS 'Stand-in columns that the export''s schema is too old to have (nsys_column_versions), so their absence is expected.';
+COMMENT ON COLUMN stg_columns_not_in_schema.table_name IS 'Nsight table of the stand-in column.';
+COMMENT ON COLUMN stg_columns_not_in_schema.column_name IS 'Column name.';
+COMMENT ON COLUMN stg_columns_not_in_schema.since_schema IS 'Export schema version that added the column.';

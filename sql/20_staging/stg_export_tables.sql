@@ -50,3 +50,8 @@ SELECT
         ELSE 'not drawn'
     END AS role
 FROM counts AS c;
+
+COMMENT ON TABLE stg_export_tables IS 'Every table of the export, its row count and what the trace does with it, so no table with rows is ignored silently (the summary names each one that is not drawn).';
+COMMENT ON COLUMN stg_export_tables.table_name IS 'Table of the export.';
+COMMENT ON COLUMN stg_export_tables.row_count IS 'Its rows.';
+COMMENT ON COLUMN stg_export_tables.role IS 'drawn, lookup or not drawn.';

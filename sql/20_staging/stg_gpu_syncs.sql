@@ -2,8 +2,9 @@
 -- (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION), one row each, with the kind of
 -- synchronization named.
 --
--- Reads: nsys.CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, nsys.ENUM_CUPTI_SYNC_TYPE,
--- stg_export_info, stg_context_devices.
+-- Reads: nsys.CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+-- nsys.ENUM_CUPTI_SYNC_TYPE, stg_context_devices, stg_export_info,
+-- sync_types.
 -- Grain: one row per record: the interval CUPTI gives the synchronizing
 -- call (cudaStreamSynchronize, cudaEventSynchronize, cudaStreamWaitEvent,
 -- cudaDeviceSynchronize, cuCtxSynchronize ...), linked to that call by
@@ -28,15 +29,7 @@
 -- applicable (all bits set; event_sync_id 0 also means none).
 
 CREATE OR REPLACE VIEW stg_gpu_syncs AS
-WITH kinds(sync_type, has_stream, has_event, sync_name) AS (
-    -- CUpti_ActivitySynchronizationType and the labels Nsight exports for it
-    VALUES
-        (1, FALSE, TRUE, 'Event sync'),
-        (2, TRUE, TRUE, 'Stream wait sync'),
-        (3, TRUE, FALSE, 'Stream sync'),
-        (4, FALSE, FALSE, 'Context sync')
-),
-rows AS (
+WITH rows AS (
     SELECT
         s.start + x.time_offset_ns AS start_ns,
         s."end" + x.time_offset_ns AS end_ns,
@@ -62,8 +55,26 @@ SELECT
     kinds.sync_name,
     enum.label AS exported_sync_label
 FROM rows
-JOIN kinds
+-- the kind: the domain table sync_types
+JOIN sync_types AS kinds
     ON kinds.has_stream = (rows.stream_id IS NOT NULL)
     AND kinds.has_event = (rows.event_id IS NOT NULL)
 LEFT JOIN nsys.ENUM_CUPTI_SYNC_TYPE AS enum
     ON enum.id = rows.exported_sync_type;
+
+COMMENT ON VIEW stg_gpu_syncs IS 'CUPTI''s synchronization records (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION), one row each, with the kind of synchronization named.';
+COMMENT ON COLUMN stg_gpu_syncs.start_ns IS 'Start, UTC-epoch ns (Nsight''s clock).';
+COMMENT ON COLUMN stg_gpu_syncs.end_ns IS 'End, UTC-epoch ns (>= start_ns).';
+COMMENT ON COLUMN stg_gpu_syncs.exported_device_id IS 'deviceId as exported (0 on every row seen, whatever the device).';
+COMMENT ON COLUMN stg_gpu_syncs.context_id IS 'CUDA context id (NULL read as 0).';
+COMMENT ON COLUMN stg_gpu_syncs.stream_id IS 'Stream waited for (NULL when not applicable).';
+COMMENT ON COLUMN stg_gpu_syncs.event_id IS 'CUDA event id (NULL when not applicable).';
+COMMENT ON COLUMN stg_gpu_syncs.event_sync_id IS 'CUDA event sync id (NULL when not applicable).';
+COMMENT ON COLUMN stg_gpu_syncs.correlation_id IS 'CUPTI correlationId: links API calls and GPU rows within one process (proc_key).';
+COMMENT ON COLUMN stg_gpu_syncs.proc_key IS 'Process key globalPid/globalTid >> 24 (PID, VM and hardware id): the scope of correlationId.';
+COMMENT ON COLUMN stg_gpu_syncs.os_pid IS 'OS process id.';
+COMMENT ON COLUMN stg_gpu_syncs.exported_sync_type IS 'syncType as exported (disagrees with its own enum in every export seen).';
+COMMENT ON COLUMN stg_gpu_syncs.device_id IS 'Device of the record''s (process, context) (stg_context_devices), else the exported one.';
+COMMENT ON COLUMN stg_gpu_syncs.sync_type IS 'CUpti_ActivitySynchronizationType read from which ids are set: 1 event, 2 stream wait, 3 stream, 4 context.';
+COMMENT ON COLUMN stg_gpu_syncs.sync_name IS 'Slice name: Event sync, Stream wait sync, Stream sync, Context sync.';
+COMMENT ON COLUMN stg_gpu_syncs.exported_sync_label IS 'ENUM_CUPTI_SYNC_TYPE label of exported_sync_type.';

@@ -7,7 +7,7 @@
 -- correlationId of its cudaGraphLaunch (per process, as kernels do). In
 -- graph-level mode the graph's kernels have no KERNEL rows: this row is the
 -- only GPU-side record of the launch.
--- Invariants: as stg_kernels (stg_gpu_ops.sql): UTC-epoch ns, rows with
+-- Invariants: as stg_kernels (stg_kernels.sql): UTC-epoch ns, rows with
 -- NULL or reversed times or a NULL/negative deviceId are counted in
 -- stg_skipped_rows instead; NULL context/stream read as 0; graphId and
 -- graphExecId as exported (0 and NULL mean unknown).
@@ -31,3 +31,17 @@ SELECT
 FROM nsys.CUPTI_ACTIVITY_KIND_GRAPH_TRACE AS g
 CROSS JOIN stg_export_info AS x
 WHERE nsys_drawable_gpu_row(g.start, g."end", g.deviceId);
+
+COMMENT ON VIEW stg_graph_executions IS 'One row per CUDA graph execution recorded in graph-level trace mode (CUPTI_ACTIVITY_KIND_GRAPH_TRACE, the default --cuda-graph-trace=graph of Nsight Systems 2025.5+ exports).';
+COMMENT ON COLUMN stg_graph_executions.start_ns IS 'Start, UTC-epoch ns (Nsight''s clock).';
+COMMENT ON COLUMN stg_graph_executions.end_ns IS 'End, UTC-epoch ns (>= start_ns).';
+COMMENT ON COLUMN stg_graph_executions.device_id IS 'CUDA device id.';
+COMMENT ON COLUMN stg_graph_executions.context_id IS 'CUDA context id (NULL read as 0).';
+COMMENT ON COLUMN stg_graph_executions.stream_id IS 'CUDA stream id (NULL read as 0).';
+COMMENT ON COLUMN stg_graph_executions.correlation_id IS 'CUPTI correlationId: links API calls and GPU rows within one process (proc_key).';
+COMMENT ON COLUMN stg_graph_executions.proc_key IS 'Process key globalPid/globalTid >> 24 (PID, VM and hardware id): the scope of correlationId.';
+COMMENT ON COLUMN stg_graph_executions.os_pid IS 'OS process id.';
+COMMENT ON COLUMN stg_graph_executions.graph_id IS 'CUDA graph id (NULL: none or not exported).';
+COMMENT ON COLUMN stg_graph_executions.graph_exec_id IS 'CUDA graph executable id (graphExecId).';
+COMMENT ON COLUMN stg_graph_executions.green_context_id IS 'Green context id (NULL: none).';
+COMMENT ON COLUMN stg_graph_executions.name IS 'Slice name ''CUDA graph <graphId>''.';

@@ -2,8 +2,8 @@
 -- so the summary can say which names fell back to a number (nothing is
 -- renamed silently).
 --
--- Reads: nsys.StringIds, nsys.CUPTI_ACTIVITY_KIND_KERNEL,
--- nsys.CUPTI_ACTIVITY_KIND_RUNTIME, nsys.NVTX_EVENTS.
+-- Reads: nsys.CUPTI_ACTIVITY_KIND_KERNEL,
+-- nsys.CUPTI_ACTIVITY_KIND_RUNTIME, nsys.NVTX_EVENTS, nsys.StringIds.
 -- Produces: one row per source with distinct_ids > 0: how many distinct
 -- string ids had no StringIds row and what was shown instead (the
 -- staging views' fallbacks: kernel#ID, cudaApi#ID, '[unnamed]').
@@ -39,3 +39,8 @@ SELECT
     NOT EXISTS (SELECT 1 FROM nsys.StringIds) AS string_ids_missing
 FROM ids
 WHERE distinct_ids > 0;
+
+COMMENT ON TABLE stg_name_fallbacks IS 'Names that StringIds does not resolve, per source, so the summary can say which names fell back to a number (nothing is renamed silently).';
+COMMENT ON COLUMN stg_name_fallbacks.source IS 'Which names (kernel, CUDA API, NVTX) and what was shown instead.';
+COMMENT ON COLUMN stg_name_fallbacks.distinct_ids IS 'Distinct string ids without a StringIds row.';
+COMMENT ON COLUMN stg_name_fallbacks.string_ids_missing IS 'The export has no StringIds rows at all.';

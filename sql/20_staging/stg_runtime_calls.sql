@@ -1,12 +1,13 @@
 -- stg_runtime_calls: CUDA runtime and driver API calls, one row per call.
 --
--- Reads: nsys.CUPTI_ACTIVITY_KIND_RUNTIME, nsys.StringIds, stg_export_info.
+-- Reads: nsys.CUPTI_ACTIVITY_KIND_RUNTIME, nsys.StringIds,
+-- stg_export_info, sync_apis.
 -- Invariants: only eventClass 0 (runtime) and 1 (driver): the class-67
 -- backtrace twins would double every link (nsys-tables.md 1.5, trap 6).
 -- api_name drops the CUPTI callback version (_v7000, _v10000) but keeps a
 -- driver's real _v2; api_base also drops _ptsz/_ptds. is_sync marks the
--- synchronization calls the trace keeps even without GPU work (device and
--- stream sync, runtime and driver spellings; edit the list here).
+-- synchronization calls the trace keeps even without GPU work: the names
+-- of the domain table sync_apis (edit a row there).
 -- correlation_id 0/NULL never links (nsys-tables.md 4.4). Rows with NULL
 -- times, end < start or a NULL globalTid (no thread to draw them on) are
 -- NOT here: they are counted in stg_skipped_rows.
@@ -21,7 +22,9 @@ WITH api_names AS (
         name_id,
         api_full_name,
         cuda_api_unversioned(api_full_name) AS api_name,
-        cuda_api_base(api_full_name) AS api_base
+        cuda_api_base(api_full_name) AS api_base,
+        cuda_api_base(api_full_name) IN (SELECT api_name FROM sync_apis)
+            AS is_sync
     FROM (
         SELECT
             ids.name_id,
@@ -47,13 +50,24 @@ SELECT
     n.api_full_name,
     n.api_name,
     n.api_base,
-    n.api_base IN (
-        'cudaDeviceSynchronize', 'cudaThreadSynchronize',
-        'cudaStreamSynchronize', 'cuCtxSynchronize', 'cuStreamSynchronize'
-    ) AS is_sync
+    n.is_sync
 FROM nsys.CUPTI_ACTIVITY_KIND_RUNTIME AS r
 CROSS JOIN stg_export_info AS x
 JOIN api_names AS n ON n.name_id IS NOT DISTINCT FROM r.nameId
 WHERE r.eventClass IN (0, 1)
     AND r.start IS NOT NULL AND r."end" IS NOT NULL
     AND r."end" >= r.start AND r.globalTid IS NOT NULL;
+
+COMMENT ON VIEW stg_runtime_calls IS 'CUDA runtime and driver API calls, one row per call.';
+COMMENT ON COLUMN stg_runtime_calls.start_ns IS 'Start, UTC-epoch ns (Nsight''s clock).';
+COMMENT ON COLUMN stg_runtime_calls.end_ns IS 'End, UTC-epoch ns (>= start_ns).';
+COMMENT ON COLUMN stg_runtime_calls.event_class IS 'CUPTI eventClass: 0 runtime, 1 driver.';
+COMMENT ON COLUMN stg_runtime_calls.global_tid IS 'Nsight globalTid of the thread.';
+COMMENT ON COLUMN stg_runtime_calls.proc_key IS 'Process key globalPid/globalTid >> 24 (PID, VM and hardware id): the scope of correlationId.';
+COMMENT ON COLUMN stg_runtime_calls.os_pid IS 'OS process id.';
+COMMENT ON COLUMN stg_runtime_calls.os_tid IS 'OS thread id.';
+COMMENT ON COLUMN stg_runtime_calls.correlation_id IS 'CUPTI correlationId (0 read as NULL: never links).';
+COMMENT ON COLUMN stg_runtime_calls.api_full_name IS 'API name as exported (with its CUPTI callback version, e.g. cudaLaunchKernel_v7000).';
+COMMENT ON COLUMN stg_runtime_calls.api_name IS 'API name without the CUPTI callback version (a driver''s real _v2 kept): the name drawn.';
+COMMENT ON COLUMN stg_runtime_calls.api_base IS 'api_name without _ptsz/_ptds: the name sync_apis lists.';
+COMMENT ON COLUMN stg_runtime_calls.is_sync IS 'A synchronization call kept even without GPU work (api_base in sync_apis).';

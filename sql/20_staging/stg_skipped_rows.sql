@@ -2,12 +2,15 @@
 -- counted per table and reason, so nothing is lost silently (the summary
 -- prints every non-zero count).
 --
--- Reads: nsys.CUPTI_ACTIVITY_KIND_{KERNEL,MEMCPY,MEMSET,GRAPH_TRACE,
--- SYNCHRONIZATION,RUNTIME}, nsys.NVTX_EVENTS.
--- Invariants: the reasons mirror the WHERE clauses of stg_gpu_ops.sql,
+-- Reads: nsys.CUPTI_ACTIVITY_KIND_GRAPH_TRACE,
+-- nsys.CUPTI_ACTIVITY_KIND_KERNEL, nsys.CUPTI_ACTIVITY_KIND_MEMCPY,
+-- nsys.CUPTI_ACTIVITY_KIND_MEMSET, nsys.CUPTI_ACTIVITY_KIND_RUNTIME,
+-- nsys.CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, nsys.NVTX_EVENTS,
+-- nvtx_event_types.
+-- Invariants: the reasons mirror the WHERE clauses of stg_kernels.sql,
 -- stg_runtime_calls.sql and stg_nvtx.sql; each dropped row is counted under
 -- exactly one reason (the first that applies, in the order listed here).
--- The GPU tables are those of stg_gpu_ops.sql, stg_graph_executions.sql and
+-- The GPU tables are those of stg_kernels.sql, stg_graph_executions.sql and
 -- stg_gpu_syncs.sql.
 -- Rows left out on purpose (runtime eventClass other than 0/1, the class-67
 -- backtrace twins) are not "skipped" and not counted.
@@ -44,7 +47,7 @@ FROM nsys.{{ table }} WHERE globalTid IS NULL AND eventClass IN (0, 1)
 {% endif %}
 UNION ALL
 {% endfor %}
--- NVTX: every event needs a start and a thread; ranges (push/pop 59/70, start/end 60/71)
+-- NVTX: every event needs a start and a thread; ranges (nvtx_event_types)
 -- whose end is before their start are dropped (a NULL end is an unclosed
 -- range and kept, ending at the end of the capture).
 SELECT 'NVTX_EVENTS', 'NULL start', count(*)
@@ -55,5 +58,12 @@ FROM nsys.NVTX_EVENTS WHERE globalTid IS NULL AND start IS NOT NULL
 UNION ALL
 SELECT 'NVTX_EVENTS', 'end before start', count(*)
 FROM nsys.NVTX_EVENTS
-WHERE eventType IN (59, 60, 70, 71) AND "end" < start
+WHERE eventType IN (SELECT event_type FROM nvtx_event_types
+        WHERE role = 'range')
+    AND "end" < start
     AND globalTid IS NOT NULL;
+
+COMMENT ON VIEW stg_skipped_rows IS 'Rows of the Nsight tables that the staging views drop, counted per table and reason, so nothing is lost silently (the summary prints every non-zero count).';
+COMMENT ON COLUMN stg_skipped_rows.source_table IS 'Nsight table.';
+COMMENT ON COLUMN stg_skipped_rows.reason IS 'Why the rows were dropped.';
+COMMENT ON COLUMN stg_skipped_rows.skipped IS 'Rows dropped for that reason.';

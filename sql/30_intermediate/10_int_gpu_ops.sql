@@ -3,19 +3,21 @@
 -- raw values of its args object (the text is built at output:
 -- 55_int_gpu_op_args.sql).
 --
--- Reads: stg_kernels, stg_memcpys, stg_memsets, stg_graph_executions.
+-- Reads: gpu_activity_kinds, stg_graph_executions, stg_kernels,
+-- stg_memcpys, stg_memsets.
 -- Grain: one row per GPU operation (op_id unique). Materialized because
 -- op_id must be the same wherever it is read. No per-row JSON text is
 -- stored: a string unique to each row (the args name the correlationId)
 -- costs more to store than to build again while the JSON is written
 -- (measured: `make bench`, issue 6 note).
 -- Invariants: cat is the contract's slice category of the operation as
--- executed ('kernel', 'memcpy', 'memset', 'cuda_graph'); projection is where
--- its copy is drawn on the device: 'core' (kernels and graph executions: a
--- graph occupies the GPU like a kernel), 'pcie' (H2D/D2H kinds), 'd2d'
--- (device-side and peer kinds) or NULL (memset, HtoH, unknown kinds), and
--- projected_cat the category of that copy ('kernel_core', 'cuda_graph_core',
--- 'memcpy_pcie', 'memcpy_d2d'). A memcpy row that stands for a batch
+-- executed (gpu_activity_kinds.op_cat: kernel, memcpy, memset,
+-- cuda_graph); projection is the track class its copy is drawn on at
+-- device level, and projected_cat the JSON cat of that copy, both from
+-- gpu_activity_kinds: the single projection row of the op_cat (kernels and
+-- graph executions: core, a graph occupies the GPU like a kernel), or for a
+-- memcpy the row of its copy_kinds.projection (pcie, d2d); NULL when there
+-- is none (memsets, copy kinds projected 'none'). A memcpy row that stands for a batch
 -- (copyCount > 1) says so in its name: it is never called one copy.
 
 CREATE OR REPLACE TABLE int_gpu_ops AS
@@ -23,7 +25,7 @@ WITH ops AS (
     SELECT
         'kernel' AS cat, start_ns, end_ns, device_id, context_id, stream_id,
         correlation_id, proc_key, os_pid, short_name AS name,
-        'core' AS projection, FALSE AS is_unified_migration,
+        NULL::VARCHAR AS projection, FALSE AS is_unified_migration,
         NULL::BIGINT AS copy_kind, NULL::VARCHAR AS copy_kind_label,
         NULL::BIGINT AS bytes, NULL::BIGINT AS copy_count,
         demangled_name, grid_x, grid_y, grid_z, block_x, block_y, block_z,
@@ -39,8 +41,7 @@ WITH ops AS (
             || CASE WHEN copy_count > 1
                 THEN ' (batch of ' || CAST(copy_count AS VARCHAR) || ' copies)'
                 ELSE '' END AS name,
-        CASE copy_projection WHEN 'none' THEN NULL ELSE copy_projection END
-            AS projection,
+        copy_projection AS projection,
         is_unified_migration, copy_kind, copy_kind_label, bytes, copy_count,
         green_context_id
     FROM stg_memcpys
@@ -54,16 +55,63 @@ WITH ops AS (
     SELECT
         'cuda_graph' AS cat, start_ns, end_ns, device_id, context_id,
         stream_id, correlation_id, proc_key, os_pid, name,
-        'core' AS projection, FALSE AS is_unified_migration,
+        FALSE AS is_unified_migration,
         graph_id, graph_exec_id, green_context_id
     FROM stg_graph_executions
 )
 SELECT
     row_number() OVER () AS op_id,
-    *,
-    CASE projection
-        WHEN 'core' THEN cat || '_core'
-        WHEN 'pcie' THEN 'memcpy_pcie'
-        WHEN 'd2d' THEN 'memcpy_d2d'
-    END AS projected_cat
-FROM ops;
+    ops.* EXCLUDE (projected) REPLACE (projected.track_class AS projection),
+    projected.slice_cat AS projected_cat
+FROM (
+    -- the gpu_activity_kinds row of the operation's device-level copy, if
+    -- any (a map lookup, not a join: op_id numbers the rows in scan order)
+    SELECT *,
+        (SELECT map(list(op_cat || '/' || track_class), list(g))
+            FROM gpu_activity_kinds AS g WHERE is_projection)
+            [cat || '/' || coalesce(projection,
+                -- kernels and graph executions: the one projection of
+                -- their op_cat (memcpys: the copy_kinds projection)
+                (SELECT map(list(op_cat), list(track_class)) FROM (
+                    SELECT op_cat, any_value(track_class) AS track_class
+                    FROM gpu_activity_kinds WHERE is_projection
+                    GROUP BY op_cat HAVING count(*) = 1))[cat])]
+            AS projected
+    FROM ops
+) AS ops;
+
+COMMENT ON TABLE int_gpu_ops IS 'Every kernel, memcpy, memset and CUDA graph execution in one table, with a stable op_id, the columns every later stage needs, and the raw values of its args object (the text is built at output: 55_int_gpu_op_args.sql).';
+COMMENT ON COLUMN int_gpu_ops.op_id IS 'GPU operation id (int_gpu_ops.op_id).';
+COMMENT ON COLUMN int_gpu_ops.cat IS 'Operation as executed: kernel, memcpy, memset, cuda_graph (gpu_activity_kinds.op_cat).';
+COMMENT ON COLUMN int_gpu_ops.start_ns IS 'Start, UTC-epoch ns (Nsight''s clock).';
+COMMENT ON COLUMN int_gpu_ops.end_ns IS 'End, UTC-epoch ns (>= start_ns).';
+COMMENT ON COLUMN int_gpu_ops.device_id IS 'CUDA device id (>= 0).';
+COMMENT ON COLUMN int_gpu_ops.context_id IS 'CUDA context id (NULL read as 0).';
+COMMENT ON COLUMN int_gpu_ops.stream_id IS 'CUDA stream id (NULL read as 0).';
+COMMENT ON COLUMN int_gpu_ops.correlation_id IS 'CUPTI correlationId: links API calls and GPU rows within one process (proc_key).';
+COMMENT ON COLUMN int_gpu_ops.proc_key IS 'Process key globalPid/globalTid >> 24 (PID, VM and hardware id): the scope of correlationId.';
+COMMENT ON COLUMN int_gpu_ops.os_pid IS 'OS process id.';
+COMMENT ON COLUMN int_gpu_ops.name IS 'Slice name: the kernel''s short name, ''[CUDA memcpy KIND]'' (with the batch size when copyCount > 1), ''[CUDA memset]'', ''CUDA graph ID''.';
+COMMENT ON COLUMN int_gpu_ops.projection IS 'track_class of the operation''s device-level copy: core, pcie, d2d; NULL when it has none.';
+COMMENT ON COLUMN int_gpu_ops.is_unified_migration IS 'A unified-memory copy kind with no stream, context or correlationId: drawn on the Unified Memory track.';
+COMMENT ON COLUMN int_gpu_ops.copy_kind IS 'CUPTI copyKind code (copy_kinds.copy_kind).';
+COMMENT ON COLUMN int_gpu_ops.copy_kind_label IS 'Copy kind label (ENUM_CUDA_MEMCPY_OPER, else copy_kinds.label).';
+COMMENT ON COLUMN int_gpu_ops.bytes IS 'Bytes copied or set.';
+COMMENT ON COLUMN int_gpu_ops.copy_count IS 'copyCount (schema 3.17.2+): copies the row stands for (> 1: a batch); NULL when not exported.';
+COMMENT ON COLUMN int_gpu_ops.demangled_name IS 'Demangled kernel name (CUPTI demangledName via StringIds, else the short name).';
+COMMENT ON COLUMN int_gpu_ops.grid_x IS 'Grid size, x.';
+COMMENT ON COLUMN int_gpu_ops.grid_y IS 'Grid size, y.';
+COMMENT ON COLUMN int_gpu_ops.grid_z IS 'Grid size, z.';
+COMMENT ON COLUMN int_gpu_ops.block_x IS 'Block size, x.';
+COMMENT ON COLUMN int_gpu_ops.block_y IS 'Block size, y.';
+COMMENT ON COLUMN int_gpu_ops.block_z IS 'Block size, z.';
+COMMENT ON COLUMN int_gpu_ops.registers_per_thread IS 'Registers per thread.';
+COMMENT ON COLUMN int_gpu_ops.static_shared_memory IS 'Static shared memory per block, bytes.';
+COMMENT ON COLUMN int_gpu_ops.dynamic_shared_memory IS 'Dynamic shared memory per block, bytes.';
+COMMENT ON COLUMN int_gpu_ops.graph_node_id IS 'CUDA graph node id (NULL: not launched from a graph).';
+COMMENT ON COLUMN int_gpu_ops.graph_id IS 'CUDA graph id (NULL: none or not exported).';
+COMMENT ON COLUMN int_gpu_ops.graph_exec_id IS 'CUDA graph executable id (graphExecId).';
+COMMENT ON COLUMN int_gpu_ops.green_context_id IS 'Green context id (NULL: none).';
+COMMENT ON COLUMN int_gpu_ops.cluster_dims IS 'Thread-block-cluster dimensions [x, y, z] of a cluster launch; NULL otherwise.';
+COMMENT ON COLUMN int_gpu_ops.memset_value IS 'Byte value a memset writes.';
+COMMENT ON COLUMN int_gpu_ops.projected_cat IS 'JSON cat of that copy (gpu_activity_kinds.slice_cat): kernel_core, cuda_graph_core, memcpy_pcie, memcpy_d2d.';

@@ -1,8 +1,7 @@
 -- int_thread_names: a display name per CPU thread (globalTid) of the
 -- profiled processes.
 --
--- Reads: nsys.ThreadNames, nsys.StringIds, stg_nvtx_events (eventType 39,
--- nvtxNameOsThread).
+-- Reads: nsys.StringIds, nsys.ThreadNames, stg_nvtx_events.
 -- Invariants: one row per global_tid; ThreadNames wins over NVTX naming;
 -- threads without a name are absent (callers fall back to the tid).
 
@@ -16,7 +15,11 @@ FROM (
     UNION ALL
     SELECT global_tid, message, 2
     FROM stg_nvtx_events
-    WHERE event_type = 39
+    WHERE nvtx_role = 'thread_name'
 )
 WHERE thread_name IS NOT NULL AND thread_name <> ''
 GROUP BY global_tid;
+
+COMMENT ON TABLE int_thread_names IS 'A display name per CPU thread (globalTid) of the profiled processes.';
+COMMENT ON COLUMN int_thread_names.global_tid IS 'Nsight globalTid of the thread.';
+COMMENT ON COLUMN int_thread_names.thread_name IS 'Thread name (ThreadNames, else nvtxNameOsThread).';

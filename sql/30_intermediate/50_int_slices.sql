@@ -1,9 +1,9 @@
 -- int_slices: every slice of the trace, on its base track (before lanes).
 --
--- Reads: int_gpu_ops, int_runtime_calls, int_runtime_links, int_homes,
--- int_cpu_homes, int_thread_names, stg_nvtx_events, stg_gpu_syncs,
--- stg_cuda_events, int_nvtx_ranges, int_nvtx_op_paths,
--- int_nvtx_gpu_projection.
+-- Reads: _int_cpu_homes, int_gpu_ops, int_nvtx_gpu_projection,
+-- int_runtime_calls, int_runtime_links, int_thread_names,
+-- nsys.NVTX_EVENTS, nsys.StringIds, nvtx_event_types, stg_cuda_events,
+-- stg_gpu_syncs, stg_nvtx_events, track_classes.
 -- Grain: one row per drawn slice (slice_id unique). A GPU op (kernel, copy,
 -- memset, graph execution) gives its as-executed slice plus at most one
 -- projection slice; an API call one slice per device it is drawn under; an
@@ -13,7 +13,8 @@
 -- context; a timed CUDA event record one instant on its stream track.
 -- Branches are combined BY NAME: a column a branch does not name is NULL.
 -- Track identity: (home_id, class_order, proc_key, key1, key2, key3), sorted
--- in that order (output-contract.md, Tracks):
+-- in that order (output-contract.md, Tracks; the classes, their order,
+-- names and lane rules are the rows of the domain table track_classes):
 --   1 CUDA Core Timeline, 2 PCIe Usage, 3 D2D Copy, 4 Unified Memory,
 --   5 stream tracks (key1 os pid, key2 context, key3 stream), and after
 --     the streams of each (process, context) its 'CUDA Sync' track
@@ -53,9 +54,9 @@
 -- lane_rule: NULL (the track's data nests by construction, or the slice is
 -- zero-length), 'disjoint' (X slices that may overlap: a lane holds
 -- disjoint slices) or 'nest' (B slices of NVTX Kernel tracks: a lane may
--- hold nested slices but no partial overlap), see 60_int_lanes.sql.
+-- hold nested slices but no partial overlap), see 60_int_lane_clusters.sql.
 -- needs_lanes = lane_rule IS NOT NULL. track_key: a 64-bit hash of the
--- track identity (checked collision-free in 70_int_tracks.sql).
+-- track identity (checked collision-free in 71_int_tracks.sql).
 -- nest_seq: tie-break of B/E stacks between slices with equal intervals
 -- (who opens first, closes last): the CPU order of NVTX ranges (start, then
 -- longer first), so projected ranges keep their CPU parent/child order when
@@ -81,7 +82,8 @@ gpu_executed AS (
     SELECT
         op.cat, 'X' AS ph, op.name, op.start_ns, op.end_ns,
         op.device_id AS home_id,
-        CASE WHEN op.is_unified_migration THEN 4 ELSE 5 END AS class_order,
+        CASE WHEN op.is_unified_migration THEN 'unified' ELSE 'stream' END
+            AS track_class,
         CASE WHEN op.is_unified_migration THEN 0 ELSE op.proc_key END
             AS proc_key,
         CASE WHEN op.is_unified_migration THEN 0 ELSE op.os_pid END AS key1,
@@ -89,8 +91,8 @@ gpu_executed AS (
             AS key2,
         CASE WHEN op.is_unified_migration THEN 0 ELSE op.stream_id END
             AS key3,
-        CASE WHEN op.is_unified_migration THEN 'Unified Memory'
-            ELSE stream_track_name(op.stream_id, op.os_pid, op.context_id)
+        CASE WHEN op.is_unified_migration THEN ''
+            ELSE stream_track_suffix(op.stream_id, op.os_pid, op.context_id)
         END AS track_base_name,
         op.op_id, FALSE AS is_projection, TRUE AS is_primary, op.device_id,
         op.proc_key AS owner_proc_key, op.os_pid,
@@ -103,12 +105,9 @@ gpu_projected AS (
     SELECT
         op.projected_cat AS cat, 'X' AS ph, op.name, op.start_ns, op.end_ns,
         op.device_id AS home_id,
-        CASE op.projection WHEN 'core' THEN 1 WHEN 'pcie' THEN 2 ELSE 3 END
-            AS class_order,
+        op.projection AS track_class,
         0 AS proc_key, 0 AS key1, 0 AS key2, 0 AS key3,
-        CASE op.projection WHEN 'core' THEN 'CUDA Core Timeline'
-            WHEN 'pcie' THEN 'PCIe Usage' ELSE 'D2D Copy' END
-            AS track_base_name,
+        '' AS track_base_name,
         op.op_id, TRUE AS is_projection, FALSE AS is_primary, op.device_id,
         op.proc_key AS owner_proc_key, op.os_pid,
         op.context_id, op.stream_id, op.correlation_id, op.copy_kind_label,
@@ -129,9 +128,9 @@ gpu_sync AS (
     SELECT
         'gpu_sync' AS cat, 'X' AS ph, sync.sync_name AS name,
         sync.start_ns, sync.end_ns, sync.device_id AS home_id,
-        5 AS class_order, sync.proc_key, sync.os_pid AS key1,
+        'cuda_sync' AS track_class, sync.proc_key, sync.os_pid AS key1,
         sync.context_id AS key2, 4294967296 AS key3,
-        'CUDA Sync [pid ' || CAST(sync.os_pid AS VARCHAR) || ' ctx '
+        ' [pid ' || CAST(sync.os_pid AS VARCHAR) || ' ctx '
             || CAST(sync.context_id AS VARCHAR) || ']' AS track_base_name,
         sync.device_id, sync.proc_key AS owner_proc_key, sync.os_pid,
         sync.context_id, sync.stream_id, sync.correlation_id,
@@ -158,9 +157,9 @@ cuda_event AS (
     SELECT
         'cuda_event' AS cat, 'i' AS ph, 'CUDA event record' AS name,
         ev.at_ns AS start_ns, ev.at_ns AS end_ns, ev.device_id AS home_id,
-        5 AS class_order, ev.proc_key, ev.os_pid AS key1,
+        'stream' AS track_class, ev.proc_key, ev.os_pid AS key1,
         ev.context_id AS key2, ev.stream_id AS key3,
-        stream_track_name(ev.stream_id, ev.os_pid, ev.context_id)
+        stream_track_suffix(ev.stream_id, ev.os_pid, ev.context_id)
             AS track_base_name,
         ev.device_id, ev.proc_key AS owner_proc_key, ev.os_pid,
         ev.context_id, ev.stream_id, ev.correlation_id, TRUE AS is_primary,
@@ -184,7 +183,7 @@ call_homes AS (
         -- under the device of their GPU-side synchronization rows.
         SELECT call.call_id, home.home_id
         FROM int_runtime_calls AS call
-        JOIN int_cpu_homes AS home ON home.proc_key = call.proc_key
+        JOIN _int_cpu_homes AS home ON home.proc_key = call.proc_key
         WHERE call.cat = 'cuda_sync'
         UNION
         SELECT sync.call_id, sync.device_id
@@ -198,15 +197,15 @@ cpu_homes AS (
     SELECT
         proc_key, home_id,
         home_id = min(home_id) OVER (PARTITION BY proc_key) AS is_primary
-    FROM int_cpu_homes
+    FROM _int_cpu_homes
 ),
 api AS (
     SELECT
         call.cat, 'X' AS ph, call.api_name AS name, call.start_ns,
-        call.end_ns, ch.home_id, 6 AS class_order, call.proc_key,
-        call.os_pid AS key1, call.os_tid AS key2, 3 * 4294967296 AS key3,
-        thread_track_name('CUDA API', call.os_pid, call.os_tid,
-            tl.thread_name) AS track_base_name,
+        call.end_ns, ch.home_id, 'cuda_api' AS track_class, call.proc_key,
+        call.os_pid AS key1, call.os_tid AS key2, 0 AS key3,
+        thread_track_suffix(call.os_pid, call.os_tid, tl.thread_name)
+            AS track_base_name,
         call.call_id, call.proc_key AS owner_proc_key, call.os_pid,
         call.os_tid, call.correlation_id, ch.is_primary,
         -- args built at output from these two columns (cuda_api_args_json)
@@ -220,8 +219,7 @@ api AS (
 nvtx_cpu_rows AS (
     SELECT *
     FROM stg_nvtx_events
-    WHERE event_type = 34
-        OR (event_type IN (59, 60, 70, 71) AND end_ns >= start_ns)
+    WHERE nvtx_role = 'mark' OR (nvtx_role = 'range' AND end_ns >= start_ns)
 ),
 -- Domains per thread, from the raw table (same rows as nvtx_cpu_rows).
 thread_domains AS (
@@ -235,8 +233,11 @@ thread_domains AS (
         SELECT DISTINCT CAST(globalTid AS BIGINT) AS global_tid,
             CAST(coalesce(domainId, 0) AS BIGINT) AS domain_id
         FROM nsys.NVTX_EVENTS
-        WHERE start IS NOT NULL AND globalTid IS NOT NULL AND (eventType = 34
-            OR (eventType IN (59, 60, 70, 71) AND coalesce("end", start) >= start))
+        WHERE start IS NOT NULL AND globalTid IS NOT NULL AND (eventType IN (
+                SELECT event_type FROM nvtx_event_types WHERE role = 'mark')
+            OR (eventType IN (
+                SELECT event_type FROM nvtx_event_types WHERE role = 'range')
+                AND coalesce("end", start) >= start))
     )
 ),
 -- Category names (eventType 33: category number -> name, per process and
@@ -249,23 +250,24 @@ category_names AS (
         any_value(clean_text(coalesce(s.value, c.text))) AS category_name
     FROM nsys.NVTX_EVENTS AS c
     LEFT JOIN nsys.StringIds AS s ON s.id = c.textId
-    WHERE c.eventType = 33
+    WHERE c.eventType IN (SELECT event_type FROM nvtx_event_types
+        WHERE role = 'category')
     GROUP BY ALL
 ),
 nvtx_thread AS (
     SELECT
         'nvtx' AS cat,
         CASE
-            WHEN e.event_type = 34 THEN 'i'
-            WHEN e.event_type IN (60, 71) THEN 'b'
+            WHEN e.nvtx_role = 'mark' THEN 'i'
+            WHEN e.range_kind = 'start_end' THEN 'b'
             WHEN e.end_ns > e.start_ns THEN 'B'
             ELSE 'X'
         END AS ph,
         e.message AS name, e.start_ns,
         coalesce(e.end_ns, e.start_ns) AS end_ns,
-        ch.home_id, 6 AS class_order, e.proc_key, e.os_pid AS key1,
-        e.os_tid AS key2, 2 * 4294967296 + td.domain_rank AS key3,
-        thread_track_name('NVTX Thread', e.os_pid, e.os_tid, tl.thread_name)
+        ch.home_id, 'nvtx_thread' AS track_class, e.proc_key,
+        e.os_pid AS key1, e.os_tid AS key2, td.domain_rank AS key3,
+        thread_track_suffix(e.os_pid, e.os_tid, tl.thread_name)
             || CASE WHEN td.domain_count > 1
                 THEN ' (' || e.domain_name || ')' ELSE '' END
             AS track_base_name,
@@ -299,9 +301,9 @@ nvtx_kernel AS (
         'nvtx_kernel' AS cat,
         CASE WHEN p.end_ns > p.start_ns THEN 'B' ELSE 'X' END AS ph,
         p.message AS name, p.start_ns, p.end_ns,
-        p.device_id AS home_id, 6 AS class_order, p.proc_key,
-        p.os_pid AS key1, p.os_tid AS key2, 1 * 4294967296 AS key3,
-        thread_track_name('NVTX Kernel', p.os_pid, p.os_tid, tl.thread_name)
+        p.device_id AS home_id, 'nvtx_kernel' AS track_class, p.proc_key,
+        p.os_pid AS key1, p.os_tid AS key2, 0 AS key3,
+        thread_track_suffix(p.os_pid, p.os_tid, tl.thread_name)
             AS track_base_name,
         p.nvtx_id, p.device_id, p.proc_key AS owner_proc_key, p.os_pid,
         p.os_tid,
@@ -332,7 +334,7 @@ typed AS (
         NULL::BIGINT AS correlation_id, NULL::VARCHAR AS copy_kind_label,
         NULL::BIGINT AS bytes, NULL::VARCHAR AS args_json,
         NULL::VARCHAR AS api_full_name, NULL::BIGINT AS event_class,
-        NULL::BIGINT AS nest_seq
+        NULL::BIGINT AS nest_seq, NULL::VARCHAR AS track_class
     WHERE FALSE
 ),
 all_slices AS (
@@ -345,21 +347,71 @@ all_slices AS (
     UNION ALL BY NAME SELECT * FROM nvtx_thread
     UNION ALL BY NAME SELECT * FROM nvtx_kernel
 ),
-ruled AS (
+-- The track class of each slice (track_classes, looked up in a map, not
+-- joined: slice_id numbers the rows in this order): the class order, the
+-- name before the branch's suffix, the per-thread kind in key3, the rule.
+classed AS (
     SELECT
-        *,
+        * EXCLUDE (cls) REPLACE (
+            cls.class_order AS class_order,
+            key3 + coalesce(cls.thread_kind, 0) * 4294967296 AS key3,
+            cls.track_name || track_base_name AS track_base_name),
+        -- the track's rule applies to the slices it is about: X slices for
+        -- 'disjoint', B slices for 'nest'
         CASE
-            WHEN ph = 'X' AND cat NOT IN ('nvtx', 'nvtx_kernel')
-                THEN 'disjoint'
-            WHEN ph = 'B' AND cat = 'nvtx_kernel' THEN 'nest'
+            WHEN ph = 'X' AND cls.lane_rule = 'disjoint' THEN 'disjoint'
+            WHEN ph = 'B' AND cls.lane_rule = 'nest' THEN 'nest'
         END AS lane_rule
-    FROM all_slices
+    FROM (
+        SELECT *,
+            (SELECT map(list(track_class), list(tc)) FROM track_classes AS tc)
+                [track_class] AS cls
+        FROM all_slices
+    )
 )
 SELECT
     row_number() OVER () AS slice_id,
     *,
     lane_rule IS NOT NULL AS needs_lanes,
     -- One key for the track identity, so later stages partition and join on
-    -- one column (70_int_tracks.sql checks that it is unique per identity).
+    -- one column (71_int_tracks.sql checks that it is unique per identity).
     hash(home_id, class_order, proc_key, key1, key2, key3) AS track_key
-FROM ruled;
+FROM classed;
+
+COMMENT ON TABLE int_slices IS 'Every slice of the trace, on its base track (before lanes).';
+COMMENT ON COLUMN int_slices.slice_id IS 'Slice id (int_slices.slice_id), unique in the trace.';
+COMMENT ON COLUMN int_slices.cat IS 'Category (JSON cat).';
+COMMENT ON COLUMN int_slices.ph IS 'JSON phase: X complete, B begin/end pair, b async begin/end pair, i instant.';
+COMMENT ON COLUMN int_slices.name IS 'Name drawn on the slice.';
+COMMENT ON COLUMN int_slices.start_ns IS 'Start, UTC-epoch ns (Nsight''s clock).';
+COMMENT ON COLUMN int_slices.end_ns IS 'End, UTC-epoch ns (>= start_ns).';
+COMMENT ON COLUMN int_slices.home_id IS 'The home the slice is drawn under (int_homes.home_id).';
+COMMENT ON COLUMN int_slices.class_order IS 'Track class order under the home (track_classes.class_order).';
+COMMENT ON COLUMN int_slices.proc_key IS 'Process part of the track identity (0 on device-level tracks).';
+COMMENT ON COLUMN int_slices.key1 IS 'Track identity key 1: the OS pid on stream and thread tracks, else 0.';
+COMMENT ON COLUMN int_slices.key2 IS 'Track identity key 2: the context on stream tracks, the OS tid on thread tracks, else 0.';
+COMMENT ON COLUMN int_slices.key3 IS 'Track identity key 3: the stream on stream tracks (2^32 for CUDA Sync), thread_kind * 2^32 + domain rank on thread tracks, else 0.';
+COMMENT ON COLUMN int_slices.track_base_name IS 'Track name before the lane suffix (''#2'') and continuation level.';
+COMMENT ON COLUMN int_slices.op_id IS 'GPU operation of a GPU slice.';
+COMMENT ON COLUMN int_slices.is_projection IS 'GPU operation slices: TRUE for the device-level copy (Core/PCIe/D2D), FALSE for the slice as executed.';
+COMMENT ON COLUMN int_slices.is_primary IS 'TRUE on exactly one slice per drawn source row (count each event once over WHERE is_primary).';
+COMMENT ON COLUMN int_slices.call_id IS 'API call of a cuda_api / cuda_sync slice.';
+COMMENT ON COLUMN int_slices.nvtx_id IS 'NVTX row of an nvtx / nvtx_kernel slice.';
+COMMENT ON COLUMN int_slices.linked_call_id IS 'gpu_sync slices: the call_id of the API call the record belongs to.';
+COMMENT ON COLUMN int_slices.device_id IS 'Device of a GPU or device-projected slice.';
+COMMENT ON COLUMN int_slices.owner_proc_key IS 'proc_key of the process the slice belongs to.';
+COMMENT ON COLUMN int_slices.os_pid IS 'OS process id.';
+COMMENT ON COLUMN int_slices.os_tid IS 'OS thread id.';
+COMMENT ON COLUMN int_slices.context_id IS 'CUDA context id (NULL read as 0).';
+COMMENT ON COLUMN int_slices.stream_id IS 'CUDA stream id (NULL read as 0).';
+COMMENT ON COLUMN int_slices.correlation_id IS 'CUPTI correlationId: links API calls and GPU rows within one process (proc_key).';
+COMMENT ON COLUMN int_slices.copy_kind_label IS 'Copy kind label (ENUM_CUDA_MEMCPY_OPER, else copy_kinds.label).';
+COMMENT ON COLUMN int_slices.bytes IS 'Bytes of a memcpy or memset slice.';
+COMMENT ON COLUMN int_slices.args_json IS 'JSON args object text (NULL on GPU and API slices: built at output from int_gpu_op_args / cuda_api_args_json).';
+COMMENT ON COLUMN int_slices.api_full_name IS 'API slices: the exported API name (args.name).';
+COMMENT ON COLUMN int_slices.event_class IS 'API slices: CUPTI eventClass (0 runtime, 1 driver).';
+COMMENT ON COLUMN int_slices.nest_seq IS 'Tie-break of B/E stacks between slices with equal intervals (CPU order of NVTX ranges); NULL elsewhere.';
+COMMENT ON COLUMN int_slices.track_class IS 'track_classes.track_class of the slice''s track.';
+COMMENT ON COLUMN int_slices.lane_rule IS 'How overlapping slices of the track go to lanes: disjoint (X), nest (B), NULL (never split).';
+COMMENT ON COLUMN int_slices.needs_lanes IS 'lane_rule IS NOT NULL.';
+COMMENT ON COLUMN int_slices.track_key IS '64-bit hash of the track identity (home_id, class_order, proc_key, key1, key2, key3).';

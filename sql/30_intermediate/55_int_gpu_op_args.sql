@@ -66,3 +66,7 @@ SELECT
             || to_json(path.nvtx_names) || '}' END AS args_json
 FROM base
 LEFT JOIN int_nvtx_op_paths AS path ON path.op_id = base.op_id;
+
+COMMENT ON VIEW int_gpu_op_args IS 'The JSON args object of each GPU operation, shared by its as-executed slice and its Core/PCIe/D2D copy.';
+COMMENT ON COLUMN int_gpu_op_args.op_id IS 'GPU operation id (int_gpu_ops.op_id).';
+COMMENT ON COLUMN int_gpu_op_args.args_json IS 'JSON args object of the operation (both of its slices), with nvtxRanges last when NVTX ranges own it.';

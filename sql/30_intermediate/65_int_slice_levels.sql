@@ -1,7 +1,7 @@
 -- int_slice_levels: slices nested deeper than Perfetto keeps, and the
 -- continuation track (level) each goes to.
 --
--- Reads: int_slices, int_slice_lanes.
+-- Reads: int_slice_lanes, int_slices.
 -- Why: Perfetto keeps at most 512 nested slices per track (kMaxDepth in its
 -- slice_tracker.h) and silently drops deeper ones (stat
 -- slice_max_depth_exceeded). Real captures nest NVTX push/pop ranges past
@@ -11,7 +11,7 @@
 -- continuation level d // track_depth_levels() (500: a margin of 12 below
 -- the limit); level 0
 -- is the track itself, level k >= 1 a track named "NAME (depth A-B)" placed
--- right after it (70_int_tracks.sql). Times are never changed. A slice at
+-- right after it (71_int_tracks.sql). Times are never changed. A slice at
 -- depth 500k is a root on its continuation track and everything below it
 -- keeps its nesting there, since a slice's ancestors have smaller depths.
 -- Depth is counted as Perfetto counts it: the B/E events of the track in
@@ -66,3 +66,7 @@ depths AS (
 SELECT slice_id, CAST(depth // track_depth_levels() AS INTEGER) AS level
 FROM depths
 WHERE delta >= 0 AND depth >= track_depth_levels();
+
+COMMENT ON TABLE int_slice_levels IS 'Slices nested deeper than Perfetto keeps, and the continuation track (level) each goes to.';
+COMMENT ON COLUMN int_slice_levels.slice_id IS 'Slice id (int_slices.slice_id), unique in the trace.';
+COMMENT ON COLUMN int_slice_levels.level IS 'Continuation level (>= 1).';

@@ -1,13 +1,14 @@
 -- int_flows: one row per flow arrow from an API call to the GPU slice it
 -- launched or synchronized with, with both endpoints placed.
 --
--- Reads: int_runtime_links, int_slices_on_tracks.
+-- Reads: flow_kinds, int_runtime_links, int_slices_on_tracks.
 -- Kinds (output-contract.md, Events): 'launch' API -> kernel or CUDA graph
 -- execution on its stream, 'launch_core' API -> its CUDA Core Timeline
 -- copy, 'copy' API -> memcpy or memset on its stream, 'copy_pcie' API ->
 -- the H2D/D2H copy on PCIe Usage, 'sync' API -> its GPU-side
 -- synchronization record (gpu_sync, on the CUDA Sync track of the same
--- device). Never kernel -> kernel.
+-- device). Never kernel -> kernel. Which flow ends in which kind of GPU
+-- slice: the 'f' rows of the domain table flow_kinds.
 -- Placement: s_ns inside the API slice, f_ns inside the GPU slice
 -- (start <= t < end; strictly after the start when the slice is longer than
 -- 1 ns), and s_ns <= f_ns even when the GPU work starts before the call
@@ -17,14 +18,9 @@
 -- such flows are not drawn and are counted in trace_summary.
 
 CREATE OR REPLACE VIEW int_flows AS
-WITH targets(gpu_cat, flow_cat) AS (
+WITH targets AS (
     -- which flow ends in which kind of GPU slice
-    VALUES
-        ('kernel', 'launch'), ('cuda_graph', 'launch'),
-        ('kernel_core', 'launch_core'), ('cuda_graph_core', 'launch_core'),
-        ('memcpy', 'copy'), ('memset', 'copy'),
-        ('memcpy_pcie', 'copy_pcie'),
-        ('gpu_sync', 'sync')
+    SELECT slice_cat AS gpu_cat, flow_cat FROM flow_kinds WHERE flow_end = 'f'
 ),
 pairs AS (
     -- GPU operations and the call that launched them
@@ -71,3 +67,18 @@ SELECT
     f_ns,
     f_ns >= api_start_ns AS is_placeable
 FROM placed;
+
+COMMENT ON VIEW int_flows IS 'One row per flow arrow from an API call to the GPU slice it launched or synchronized with, with both endpoints placed.';
+COMMENT ON COLUMN int_flows.flow_id IS 'JSON id of the flow''s two events (= gpu_slice_id: a GPU slice receives at most one flow).';
+COMMENT ON COLUMN int_flows.flow_cat IS 'JSON cat and name of the flow (flow_kinds.flow_cat).';
+COMMENT ON COLUMN int_flows.call_id IS 'API call id (int_runtime_calls.call_id).';
+COMMENT ON COLUMN int_flows.op_id IS 'The GPU operation (NULL for sync flows).';
+COMMENT ON COLUMN int_flows.api_slice_id IS 'Slice of the API call (the ''s'' end).';
+COMMENT ON COLUMN int_flows.gpu_slice_id IS 'GPU slice (the ''f'' end).';
+COMMENT ON COLUMN int_flows.s_pid IS 'JSON pid of the ''s'' event.';
+COMMENT ON COLUMN int_flows.s_tid IS 'JSON tid of the ''s'' event.';
+COMMENT ON COLUMN int_flows.f_pid IS 'JSON pid of the ''f'' event.';
+COMMENT ON COLUMN int_flows.f_tid IS 'JSON tid of the ''f'' event.';
+COMMENT ON COLUMN int_flows.s_ns IS 'Time of the ''s'' event, UTC-epoch ns (inside the API slice, <= f_ns).';
+COMMENT ON COLUMN int_flows.f_ns IS 'Time of the ''f'' event, UTC-epoch ns (inside the GPU slice).';
+COMMENT ON COLUMN int_flows.is_placeable IS 'FALSE only when the GPU work ended before the call began: not drawn, counted in trace_summary.';

@@ -48,3 +48,6 @@ SELECT
         ELSE base_ns
     END AS base_ns
 FROM based;
+
+COMMENT ON TABLE trace_base IS 'The time origin of the JSON trace (one row).';
+COMMENT ON COLUMN trace_base.base_ns IS 'Time origin: JSON ts 0 in UTC-epoch ns (a whole second).';

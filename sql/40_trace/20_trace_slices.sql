@@ -2,7 +2,7 @@
 -- per slice in the JSON: X, B/E pair, NVTX mark (i) or NVTX start/end async
 -- b/e pair; same count.
 --
--- Reads: int_slices_on_tracks, int_nvtx_op_paths, int_gpu_ops.
+-- Reads: int_gpu_ops, int_nvtx_op_paths, int_slices_on_tracks.
 -- Invariants: times are absolute integer ns (Nsight's clock), so traces of
 -- several reports line up; pid/tid are the JSON ones (for ph 'b' the tid of
 -- the NVTX Thread track the JSON event names, although Perfetto draws it
@@ -11,7 +11,7 @@
 -- docs/nvtx.md (the NVTX columns).
 -- nvtx_ids / nvtx_names: on the as-executed rows of GPU operations (cat
 -- kernel, memcpy, memset, cuda_graph), the NVTX ranges that own the operation under the
--- conversion's --nvtx-scope (40_int_nvtx_gpu_projection.sql), outer ->
+-- conversion's --nvtx-scope (41__int_nvtx_call_owners.sql), outer ->
 -- inner, ids = nvtx_id of the ranges' own rows (cat 'nvtx'); an empty list
 -- when no range owns it; NULL on every other row (also on the Core/PCIe/D2D
 -- copies of the same operation, is_projection, so a GROUP BY over unnest(nvtx_ids) counts
@@ -62,3 +62,26 @@ LEFT JOIN int_gpu_ops AS op
 
 COMMENT ON COLUMN trace_slices.demangled_name IS 'Kernel rows (kernel, kernel_core): the demangled kernel name (CUPTI_ACTIVITY_KIND_KERNEL.demangledName via StringIds), what nsys stats cuda_gpu_kern_sum groups by; name is the short name, which several kernels may share. NULL on other rows.';
 COMMENT ON COLUMN trace_slices.is_primary IS 'TRUE on exactly one row per drawn source row (kernel, memcpy, memset, graph execution, GPU-side sync, CUDA event record, API call, NVTX range or mark): FALSE on Core/PCIe/D2D copies, on API calls and NVTX rows repeated under other devices, and on projected NVTX ranges (nvtx_kernel). Sum over WHERE is_primary to count each event once.';
+
+COMMENT ON VIEW trace_slices IS 'The aligned event table (NAME.perfetto.parquet): one row per slice in the JSON: X, B/E pair, NVTX mark (i) or NVTX start/end async b/e pair; same count.';
+COMMENT ON COLUMN trace_slices.slice_id IS 'Slice id, unique in the trace.';
+COMMENT ON COLUMN trace_slices.start_ns IS 'Start, absolute ns (Nsight''s clock, UTC epoch).';
+COMMENT ON COLUMN trace_slices.end_ns IS 'End, absolute ns (= start_ns for instants).';
+COMMENT ON COLUMN trace_slices.dur_ns IS 'end_ns - start_ns.';
+COMMENT ON COLUMN trace_slices.pid IS 'JSON pid (the home).';
+COMMENT ON COLUMN trace_slices.tid IS 'JSON tid (the track; for ph b the NVTX Thread track named in the JSON).';
+COMMENT ON COLUMN trace_slices.track_name IS 'Full track name (thread_name metadata of the JSON).';
+COMMENT ON COLUMN trace_slices.cat IS 'JSON cat: kernel, kernel_core, memcpy, memcpy_pcie, memcpy_d2d, memset, cuda_graph, cuda_graph_core, gpu_sync, cuda_event, cuda_api, cuda_sync, nvtx, nvtx_kernel.';
+COMMENT ON COLUMN trace_slices.name IS 'Name drawn (kernel short name, API name, NVTX message...).';
+COMMENT ON COLUMN trace_slices.device_id IS 'Device of GPU and device-projected slices; NULL on CPU rows.';
+COMMENT ON COLUMN trace_slices.os_pid IS 'OS process id.';
+COMMENT ON COLUMN trace_slices.os_tid IS 'OS thread id.';
+COMMENT ON COLUMN trace_slices.context_id IS 'CUDA context of GPU rows.';
+COMMENT ON COLUMN trace_slices.stream_id IS 'CUDA stream of GPU rows.';
+COMMENT ON COLUMN trace_slices.correlation_id IS 'CUPTI correlationId of GPU, API and sync rows.';
+COMMENT ON COLUMN trace_slices.copy_kind IS 'memcpy rows: the copy kind label.';
+COMMENT ON COLUMN trace_slices.bytes IS 'memcpy/memset rows: bytes.';
+COMMENT ON COLUMN trace_slices.nvtx_id IS 'nvtx / nvtx_kernel rows: the NVTX row id.';
+COMMENT ON COLUMN trace_slices.ph IS 'JSON phase: X complete, B begin/end pair, b async begin/end pair, i instant.';
+COMMENT ON COLUMN trace_slices.nvtx_ids IS 'As-executed GPU operation rows: the owning NVTX ranges'' nvtx_id, outer -> inner ([] when none); NULL elsewhere.';
+COMMENT ON COLUMN trace_slices.nvtx_names IS 'As-executed GPU operation rows: the owning NVTX ranges'' names, outer -> inner ([] when none); NULL elsewhere.';

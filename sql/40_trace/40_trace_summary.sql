@@ -1,17 +1,20 @@
 -- trace_summary: the counts printed after a conversion, one row per
 -- (metric, value), in print order.
 --
--- Reads: int_gpu_ops, int_runtime_calls, int_runtime_links, int_flows,
--- int_slices, int_homes, int_tracks, stg_runtime_calls,
--- stg_nvtx_push_pop_ranges, stg_nvtx_events, stg_gpu_syncs,
--- stg_cuda_events, int_nvtx_gpu_projection, int_nvtx_op_paths,
--- stg_skipped_rows, stg_export_tables, stg_name_fallbacks,
--- nsys.CUPTI_ACTIVITY_KIND_CUDA_EVENT.
--- NVTX: "CPU NVTX ranges" counts push/pop ranges (59/70) only; start/end
+-- Reads: copy_kinds, flow_summary_metrics, int_flows, int_gpu_ops,
+-- int_homes, int_nvtx_gpu_projection, int_nvtx_op_paths,
+-- int_runtime_calls, int_runtime_links, int_slices, int_tracks,
+-- nsys.CUPTI_ACTIVITY_KIND_CUDA_EVENT, stg_cuda_events,
+-- stg_export_tables, stg_gpu_syncs, stg_name_fallbacks, stg_nvtx_events,
+-- stg_runtime_calls, stg_skipped_rows.
+-- NVTX: "CPU NVTX ranges" counts push/pop ranges only; start/end
 -- ranges and marks have their own lines. "projected NVTX ranges" counts
 -- ranges with owned GPU work (any device); "NVTX Kernel slices" counts the
 -- slices drawn (one per range and device).
--- Memcpy lines count rows of CUPTI_ACTIVITY_KIND_MEMCPY; a row standing for
+-- Memcpy lines count rows of CUPTI_ACTIVITY_KIND_MEMCPY, one line per
+-- copy_kinds.summary_bucket at its summary_ord (a NULL or unlisted
+-- copyKind counts in the bucket of copy_kinds' NULL row, 'memcpy other');
+-- every bucket is printed, also at 0. A row standing for
 -- a batch (copyCount > 1) is counted once there and, with its copies, on
 -- its own line.
 -- Lines numbered from 100 are only printed when their count is not zero:
@@ -25,8 +28,15 @@ CREATE OR REPLACE VIEW trace_summary AS
 WITH flows AS (
     SELECT flow_cat, is_placeable FROM int_flows
 ),
-copy_kinds AS (
-    SELECT cat, copy_kind, copy_count FROM int_gpu_ops WHERE cat = 'memcpy'
+memcpys AS (
+    SELECT copy_kind, copy_count FROM int_gpu_ops WHERE cat = 'memcpy'
+),
+memcpy_buckets AS (
+    SELECT m.copy_kind,
+        coalesce(k.summary_bucket, (SELECT summary_bucket FROM copy_kinds
+            WHERE copy_kind IS NULL)) AS summary_bucket
+    FROM memcpys AS m
+    LEFT JOIN copy_kinds AS k ON k.copy_kind = m.copy_kind
 )
 SELECT ord, metric, CAST(value AS BIGINT) AS value FROM (VALUES
     (1, 'devices', (SELECT count(*) FROM int_homes WHERE home_kind = 'device')),
@@ -36,35 +46,17 @@ SELECT ord, metric, CAST(value AS BIGINT) AS value FROM (VALUES
     (4, 'linked CUDA API launches', (SELECT count(*) FROM int_runtime_calls
         WHERE cat = 'cuda_api' AND call_id IN (SELECT call_id
             FROM int_runtime_links WHERE op_cat IN ('kernel', 'cuda_graph')))),
-    (5, 'stream launch flows', (SELECT count(*) FROM flows
-        WHERE flow_cat = 'launch' AND is_placeable)),
-    (6, 'Core launch flows', (SELECT count(*) FROM flows
-        WHERE flow_cat = 'launch_core' AND is_placeable)),
     (7, 'CUDA synchronization calls', (SELECT count(*) FROM int_runtime_calls
         WHERE cat = 'cuda_sync')),
     (8, 'GPU-side synchronization rows', (SELECT count(*) FROM stg_gpu_syncs)),
-    (9, 'sync flows', (SELECT count(*) FROM flows
-        WHERE flow_cat = 'sync' AND is_placeable)),
-    (10, 'memcpy H2D', (SELECT count(*) FROM copy_kinds
-        WHERE copy_kind IN (1, 3, 11))),
-    (11, 'memcpy D2H', (SELECT count(*) FROM copy_kinds
-        WHERE copy_kind IN (2, 4, 12))),
-    (12, 'memcpy D2D/peer', (SELECT count(*) FROM copy_kinds
-        WHERE copy_kind IN (5, 6, 7, 8, 10, 13))),
-    (13, 'memcpy other', (SELECT count(*) FROM copy_kinds
-        WHERE copy_kind IS NULL OR copy_kind NOT IN
-            (1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13))),
     (14, 'memset', (SELECT count(*) FROM int_gpu_ops WHERE cat = 'memset')),
-    (15, 'stream copy flows', (SELECT count(*) FROM flows
-        WHERE flow_cat = 'copy' AND is_placeable)),
-    (16, 'PCIe copy flows', (SELECT count(*) FROM flows
-        WHERE flow_cat = 'copy_pcie' AND is_placeable)),
     (17, 'CUDA event records', (SELECT count(*) FROM stg_cuda_events)),
-    (18, 'CPU NVTX ranges', (SELECT count(*) FROM stg_nvtx_push_pop_ranges)),
+    (18, 'CPU NVTX ranges', (SELECT count(*) FROM stg_nvtx_events
+        WHERE range_kind = 'push_pop' AND end_ns >= start_ns)),
     (19, 'NVTX start/end ranges', (SELECT count(*) FROM stg_nvtx_events
-        WHERE event_type IN (60, 71) AND end_ns >= start_ns)),
+        WHERE range_kind = 'start_end' AND end_ns >= start_ns)),
     (20, 'NVTX marks', (SELECT count(*) FROM stg_nvtx_events
-        WHERE event_type = 34)),
+        WHERE nvtx_role = 'mark')),
     (21, 'projected NVTX ranges', (SELECT count(DISTINCT nvtx_id)
         FROM int_nvtx_gpu_projection)),
     (22, 'NVTX Kernel slices', (SELECT count(*)
@@ -74,11 +66,23 @@ SELECT ord, metric, CAST(value AS BIGINT) AS value FROM (VALUES
     (24, 'slices', (SELECT count(*) FROM int_slices))
 ) AS t(ord, metric, value)
 UNION ALL
+-- flow lines: one per flow_summary_metrics row, in its place
+SELECT m.summary_ord, m.metric, CAST(count(f.flow_cat) AS BIGINT)
+FROM flow_summary_metrics AS m
+LEFT JOIN flows AS f ON f.flow_cat = m.flow_cat AND f.is_placeable
+GROUP BY m.summary_ord, m.metric
+UNION ALL
+-- memcpy lines: every bucket of copy_kinds, in its place
+SELECT b.summary_ord, b.summary_bucket, CAST(count(m.summary_bucket) AS BIGINT)
+FROM (SELECT DISTINCT summary_ord, summary_bucket FROM copy_kinds) AS b
+LEFT JOIN memcpy_buckets AS m ON m.summary_bucket = b.summary_bucket
+GROUP BY b.summary_ord, b.summary_bucket
+UNION ALL
 SELECT ord, metric, CAST(value AS BIGINT) FROM (VALUES
     (100, 'memcpy rows standing for a batch (copyCount > 1)',
-        (SELECT count(*) FROM copy_kinds WHERE copy_count > 1)),
+        (SELECT count(*) FROM memcpys WHERE copy_count > 1)),
     (101, 'copies in those batched memcpy rows',
-        (SELECT coalesce(sum(copy_count), 0) FROM copy_kinds
+        (SELECT coalesce(sum(copy_count), 0) FROM memcpys
             WHERE copy_count > 1)),
     (102, 'unclosed NVTX ranges (ended at their enclosing range or capture end)',
         (SELECT count(*) FROM stg_nvtx_events WHERE is_unclosed)),
@@ -119,3 +123,8 @@ SELECT 400 + row_number() OVER (ORDER BY table_name),
 FROM stg_export_tables
 WHERE role = 'not drawn' AND row_count > 0
 ORDER BY 1;
+
+COMMENT ON VIEW trace_summary IS 'The counts printed after a conversion, one row per (metric, value), in print order.';
+COMMENT ON COLUMN trace_summary.ord IS 'Print order.';
+COMMENT ON COLUMN trace_summary.metric IS 'What is counted.';
+COMMENT ON COLUMN trace_summary.value IS 'The count.';

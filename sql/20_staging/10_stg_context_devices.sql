@@ -1,5 +1,23 @@
 -- stg_context_devices: the GPU device of each CUDA context of each process.
 --
+-- Reads: nsys.CUPTI_ACTIVITY_KIND_GRAPH_TRACE,
+-- nsys.CUPTI_ACTIVITY_KIND_KERNEL, nsys.CUPTI_ACTIVITY_KIND_MEMCPY,
+-- nsys.CUPTI_ACTIVITY_KIND_MEMSET, nsys.TARGET_INFO_CUDA_CONTEXT_INFO.
+-- nsys.TARGET_INFO_CUDA_CONTEXT_INFO.
+-- Why: CUPTI's synchronization and CUDA event records carry a context, not
+-- a device, and the deviceId Nsight exports for them is 0 whatever the
+-- device (cori_omp_offload_dev5: kernels on device 5, its sync rows say
+-- 0; nsysai_h100_2gpu_1s: process 112 runs on device 1, its sync rows say
+-- 0). A context belongs to one device, so their device is that of the
+-- context: from the GPU work of the same (process, context), else from
+-- TARGET_INFO_CUDA_CONTEXT_INFO (processId is the OS pid there); callers
+-- fall back to the exported deviceId only when neither knows the context.
+-- Invariants: one row per (proc_key, context_id) (or, from CONTEXT_INFO,
+-- per (os_pid, context_id) with proc_key NULL); the activity tables win
+-- over CONTEXT_INFO.
+
+-- stg_context_devices: the GPU device of each CUDA context of each process.
+--
 -- Reads: nsys.CUPTI_ACTIVITY_KIND_{KERNEL,MEMCPY,MEMSET,GRAPH_TRACE},
 -- nsys.TARGET_INFO_CUDA_CONTEXT_INFO.
 -- Why: CUPTI's synchronization and CUDA event records carry a context, not
@@ -49,12 +67,9 @@ WHERE info.deviceId >= 0 AND NOT EXISTS (
     WHERE known.os_pid = info.processId AND known.context_id = info.contextId)
 GROUP BY info.processId, info.contextId;
 
--- The device of a record's (process, context), else the exported deviceId.
-CREATE OR REPLACE MACRO context_device(rec_proc_key, rec_os_pid, rec_context_id,
-        rec_exported_device_id) AS
-    coalesce(
-        (SELECT any_value(cd.device_id) FROM stg_context_devices AS cd
-            WHERE cd.context_id = rec_context_id
-                AND (cd.proc_key = rec_proc_key
-                    OR (cd.proc_key IS NULL AND cd.os_pid = rec_os_pid))),
-        rec_exported_device_id);
+COMMENT ON TABLE stg_context_devices IS 'The GPU device of each CUDA context of each process.';
+COMMENT ON COLUMN stg_context_devices.proc_key IS 'Process key (NULL on rows from TARGET_INFO_CUDA_CONTEXT_INFO, which knows the OS pid only).';
+COMMENT ON COLUMN stg_context_devices.os_pid IS 'OS process id.';
+COMMENT ON COLUMN stg_context_devices.context_id IS 'CUDA context id (NULL read as 0).';
+COMMENT ON COLUMN stg_context_devices.device_id IS 'Device of the context.';
+COMMENT ON COLUMN stg_context_devices.source IS 'Where the pair comes from: activity (kernel/copy/memset/graph rows) or TARGET_INFO_CUDA_CONTEXT_INFO.';

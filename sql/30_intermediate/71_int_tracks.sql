@@ -1,20 +1,15 @@
 -- int_tracks: one row per Perfetto thread track (base track x lane x
--- continuation level) with its name, sort position and JSON tid;
--- int_slices_placed: every slice with its lane and level.
+-- continuation level) with its name, sort position and JSON tid.
 --
--- Reads: int_slices, int_slice_lanes, int_slice_levels, int_homes.
+-- Reads: int_homes, int_slices_placed.
 -- Invariants: json_tid is unique in the whole trace, 1..N in sort order
 -- (Perfetto needs integer pid/tid in 1..2^31-1); lanes sit right after
 -- their track ("NAME #2"...), and a continuation track for stacks deeper
 -- than Perfetto keeps ("NAME (depth 501-1000)", 65_int_slice_levels.sql)
 -- right after the track or lane it continues. thread_sort_index follows the
--- contract's order inside each device.
-
-CREATE OR REPLACE VIEW int_slices_placed AS
-SELECT s.*, coalesce(l.lane, 1) AS lane, coalesce(v.level, 0) AS level
-FROM int_slices AS s
-LEFT JOIN int_slice_lanes AS l ON l.slice_id = s.slice_id
-LEFT JOIN int_slice_levels AS v ON v.slice_id = s.slice_id;
+-- contract's order inside each device (track_classes.class_order). A
+-- track_key standing for two identities (hash collision) or a track
+-- without a name stops the conversion.
 
 CREATE OR REPLACE TABLE int_tracks AS
 WITH tracks AS (
@@ -56,8 +51,17 @@ JOIN int_homes AS h ON h.home_id = t.home_id;
 
 ALTER TABLE int_tracks DROP COLUMN _collision_check;
 
-CREATE OR REPLACE VIEW int_slices_on_tracks AS
-SELECT s.*, t.json_pid, t.json_tid, t.track_name
-FROM int_slices_placed AS s
-JOIN int_tracks AS t
-    ON t.track_key = s.track_key AND t.lane = s.lane AND t.level = s.level;
+COMMENT ON TABLE int_tracks IS 'One row per Perfetto thread track (base track x lane x continuation level) with its name, sort position and JSON tid.';
+COMMENT ON COLUMN int_tracks.json_tid IS 'JSON tid of the track (1..N in sort order, unique in the trace).';
+COMMENT ON COLUMN int_tracks.json_pid IS 'JSON pid of the track''s home.';
+COMMENT ON COLUMN int_tracks.track_key IS '64-bit hash of the base track identity.';
+COMMENT ON COLUMN int_tracks.lane IS 'Lane of the track (1 = the track itself, 2.. = ''NAME #2''...).';
+COMMENT ON COLUMN int_tracks.level IS 'Continuation level (0 = the track itself; k >= 1 = the track for stack depths 500k+1..500(k+1)).';
+COMMENT ON COLUMN int_tracks.home_id IS 'The home (int_homes.home_id): the device id, or -1 - proc_key for a host process.';
+COMMENT ON COLUMN int_tracks.class_order IS 'Track class order under the home (track_classes.class_order).';
+COMMENT ON COLUMN int_tracks.proc_key IS 'Process key globalPid/globalTid >> 24 (PID, VM and hardware id): the scope of correlationId.';
+COMMENT ON COLUMN int_tracks.key1 IS 'Track identity key 1: the OS pid on stream and thread tracks, else 0.';
+COMMENT ON COLUMN int_tracks.key2 IS 'Track identity key 2: the context on stream tracks, the OS tid on thread tracks, else 0.';
+COMMENT ON COLUMN int_tracks.key3 IS 'Track identity key 3: the stream on stream tracks (2^32 for CUDA Sync), thread_kind * 2^32 + domain rank on thread tracks, else 0.';
+COMMENT ON COLUMN int_tracks.track_base_name IS 'Track name before the lane suffix (''#2'') and continuation level.';
+COMMENT ON COLUMN int_tracks.track_name IS 'Full track name (thread_name metadata of the JSON).';

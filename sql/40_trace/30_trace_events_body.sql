@@ -1,3 +1,24 @@
+-- trace_events_body: the Chrome Trace JSON events whose file order does not
+-- matter (metadata, X slices, flows, thread instants "i" with "s":"t"),
+-- one event object per row (text).
+--
+-- Reads: int_flows, int_gpu_op_args, int_homes, int_slices_on_tracks,
+-- int_tracks, trace_base.
+-- Invariants: ts/dur are exact decimal us from integer ns relative to
+-- trace_base (json_us); strings go through to_json (UTF-8, control
+-- characters escaped, no surrogate escapes); pid/tid are integers in
+-- 1..2^31-1; every process and track has name and sort-index metadata;
+-- base_ns is args.epoch_ns of every process_name event. Flows: one 's' and
+-- one 'f' ("bp":"e") with the same integer id, cat and name.
+-- Order of B/E in the file matters to Perfetto only between events with the
+-- same ts on one track (perfetto-json.md 2): parents open first (longer
+-- first) and inner ranges close first.
+-- Async (NVTX start/end, perfetto-json.md 3.5): cat "nvtx", "id2":{"local":
+-- nvtx_id}, so each range is its own cookie on a process-scoped async track
+-- of the home (free overlap, never a global track); "e" repeats name and
+-- cat. Only the b and e of one range can need an order (a zero-length
+-- range): b sorts before e at equal ts (phases 2, 3, after any B/E).
+
 -- trace_events: the Chrome Trace JSON, one event object per row (text).
 -- trace_events_body holds events whose file order does not matter (metadata,
 -- X, flows, NVTX marks as thread instants "i" with "s":"t");
@@ -85,57 +106,5 @@ CROSS JOIN (VALUES ('s'), ('f')) AS side(ph)
 CROSS JOIN base
 WHERE f.is_placeable;
 
-CREATE OR REPLACE VIEW trace_events_stacks AS
-WITH base AS (SELECT base_ns FROM trace_base)
-SELECT
-    s.json_tid AS order_tid,
-    s.start_ns AS order_ns,
-    1 AS order_phase,                       -- after the E at the same ts
-    -s.end_ns AS order_span,                -- outer (later end) first
-    coalesce(s.nest_seq, s.slice_id) AS order_seq,  -- equal spans: CPU order
-    '{"ph":"B","cat":"' || s.cat || '","name":' || to_json(s.name)
-        || ',"ts":' || json_us(s.start_ns - base.base_ns)
-        || ',"pid":' || CAST(s.json_pid AS VARCHAR)
-        || ',"tid":' || CAST(s.json_tid AS VARCHAR)
-        || ',"args":' || coalesce(s.args_json, '{}') || '}' AS event_json
-FROM int_slices_on_tracks AS s, base
-WHERE s.ph = 'B'
-UNION ALL
-SELECT
-    s.json_tid,
-    s.end_ns,
-    0,                                      -- E first at equal ts
-    -s.start_ns,                            -- inner (later start) first
-    -coalesce(s.nest_seq, s.slice_id),
-    '{"ph":"E","cat":"' || s.cat || '","name":' || to_json(s.name)
-        || ',"ts":' || json_us(s.end_ns - base.base_ns)
-        || ',"pid":' || CAST(s.json_pid AS VARCHAR)
-        || ',"tid":' || CAST(s.json_tid AS VARCHAR) || '}'
-FROM int_slices_on_tracks AS s, base
-WHERE s.ph = 'B'
-UNION ALL
-SELECT
-    s.json_tid,
-    CASE side.ph WHEN 'b' THEN s.start_ns ELSE s.end_ns END,
-    CASE side.ph WHEN 'b' THEN 2 ELSE 3 END,
-    -s.end_ns,
-    s.slice_id,
-    '{"ph":"' || side.ph || '","cat":"' || s.cat || '","name":'
-        || to_json(s.name)
-        || ',"id2":{"local":' || CAST(s.nvtx_id AS VARCHAR) || '}'
-        || ',"ts":' || json_us(CASE side.ph WHEN 'b' THEN s.start_ns
-            ELSE s.end_ns END - base.base_ns)
-        || ',"pid":' || CAST(s.json_pid AS VARCHAR)
-        || ',"tid":' || CAST(s.json_tid AS VARCHAR)
-        || CASE side.ph WHEN 'b'
-            THEN ',"args":' || coalesce(s.args_json, '{}') || '}'
-            ELSE '}' END
-FROM int_slices_on_tracks AS s
-CROSS JOIN (VALUES ('b'), ('e')) AS side(ph)
-CROSS JOIN base
-WHERE s.ph = 'b';
-
-CREATE OR REPLACE VIEW trace_events AS
-SELECT event_json FROM trace_events_body
-UNION ALL
-SELECT event_json FROM trace_events_stacks;
+COMMENT ON VIEW trace_events_body IS 'The Chrome Trace JSON events whose file order does not matter (metadata, X slices, flows, thread instants "i" with "s":"t"), one event object per row (text).';
+COMMENT ON COLUMN trace_events_body.event_json IS 'One JSON event object (text).';

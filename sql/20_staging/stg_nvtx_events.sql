@@ -1,8 +1,8 @@
--- stg_nvtx_events: every NVTX row with its message and domain resolved;
--- stg_nvtx_push_pop_ranges: the push/pop ranges (eventType 59, and 70 for
--- NVTXT imports) that become B/E stacks on their thread.
+-- stg_nvtx_events: every NVTX row with its message and domain resolved and
+-- its event type named (nvtx_event_types: nvtx_role, range_kind).
 --
--- Reads: nsys.NVTX_EVENTS, nsys.StringIds, stg_export_info.
+-- Reads: nsys.NVTX_EVENTS, nsys.StringIds, nvtx_event_types,
+-- stg_export_info.
 -- Invariants: message = StringIds.value via textId when set, else text
 -- (registered strings, nsys-tables.md 2.3); an empty or missing message
 -- becomes the stable placeholder '[unnamed]', never NULL. Domain names come
@@ -15,11 +15,12 @@
 -- range never outlives a CLOSED push/pop range of its thread and domain
 -- that it started in (its enclosing range on that stack): it then ends
 -- where that range ends, so it never partially overlaps its parent (a
--- closed range is never edited). is_unclosed marks such ranges (args
+-- closed range is never edited). Event types: nvtx_event_types (push/pop:
+-- 59 and 70 for NVTXT imports; start/end 60/71). is_unclosed marks such ranges (args
 -- "unclosed" and the summary count them). Times are UTC-epoch ns (Nsight's
 -- value + stg_export_info.time_offset_ns).
 -- The enclosing-range search joins only the unclosed rows, on keys
--- globalTid << 64 | time (an IEJoin, as in 40_int_nvtx_gpu_projection.sql).
+-- globalTid << 64 | time (an IEJoin, as in 41__int_nvtx_call_owners.sql).
 
 CREATE OR REPLACE VIEW stg_nvtx_events AS
 WITH domains AS (
@@ -28,8 +29,12 @@ WITH domains AS (
         CAST(domainId AS BIGINT) AS domain_id,
         clean_text(any_value(text)) AS domain_name
     FROM nsys.NVTX_EVENTS
-    WHERE eventType = 75
+    WHERE eventType IN (SELECT event_type FROM nvtx_event_types
+        WHERE role = 'domain')
     GROUP BY ALL
+),
+push_pop_types AS (
+    SELECT event_type FROM nvtx_event_types WHERE range_kind = 'push_pop'
 ),
 capture_end AS (
     SELECT greatest(max(start), max("end")) AS capture_end_ns
@@ -43,7 +48,8 @@ unclosed_caps AS (
         SELECT globalTid, CAST(coalesce(domainId, 0) AS BIGINT) AS domain_id,
             start, (CAST(globalTid AS HUGEINT) << 64) + start AS k_start
         FROM nsys.NVTX_EVENTS
-        WHERE eventType IN (59, 70) AND "end" IS NULL
+        WHERE eventType IN (SELECT event_type FROM push_pop_types)
+            AND "end" IS NULL
             AND start IS NOT NULL AND globalTid IS NOT NULL
     ) AS u
     JOIN (
@@ -51,7 +57,8 @@ unclosed_caps AS (
             (CAST(globalTid AS HUGEINT) << 64) + start AS k_start,
             (CAST(globalTid AS HUGEINT) << 64) + "end" AS k_end
         FROM nsys.NVTX_EVENTS
-        WHERE eventType IN (59, 70) AND "end" >= start
+        WHERE eventType IN (SELECT event_type FROM push_pop_types)
+            AND "end" >= start
             AND globalTid IS NOT NULL
     ) AS p
         ON p.k_start <= u.k_start AND p.k_end > u.k_start
@@ -63,10 +70,10 @@ SELECT
         AS nvtx_id,
     e.eventType AS event_type,
     e.start + x.time_offset_ns AS start_ns,
-    CASE WHEN e.eventType IN (59, 60, 70, 71)
+    CASE WHEN kind.role = 'range'
         THEN coalesce(e."end", least(capture_end.capture_end_ns, cap.cap_ns))
             + x.time_offset_ns END AS end_ns,
-    e.eventType IN (59, 60, 70, 71) AND e."end" IS NULL AS is_unclosed,
+    coalesce(kind.role = 'range', FALSE) AND e."end" IS NULL AS is_unclosed,
     CAST(e.globalTid AS BIGINT) AS global_tid,
     nsys_proc_key(e.globalTid) AS proc_key,
     nsys_os_pid(e.globalTid) AS os_pid,
@@ -80,12 +87,15 @@ SELECT
         ELSE coalesce(domains.domain_name,
             'domain#' || CAST(e.domainId AS VARCHAR)) END AS domain_name,
     coalesce(nullif(clean_text(coalesce(text_str.value, e.text)), ''),
-        '[unnamed]') AS message
+        '[unnamed]') AS message,
+    kind.role AS nvtx_role,
+    kind.range_kind
 FROM nsys.NVTX_EVENTS AS e
+LEFT JOIN nvtx_event_types AS kind ON kind.event_type = e.eventType
 CROSS JOIN capture_end
 CROSS JOIN stg_export_info AS x
 LEFT JOIN unclosed_caps AS cap
-    ON e."end" IS NULL AND e.eventType IN (59, 70)
+    ON e."end" IS NULL AND kind.range_kind = 'push_pop'
     AND cap.globalTid = e.globalTid AND cap.start = e.start
     AND cap.domain_id = CAST(coalesce(e.domainId, 0) AS BIGINT)
 LEFT JOIN nsys.StringIds AS text_str ON text_str.id = e.textId
@@ -94,7 +104,22 @@ LEFT JOIN domains
     AND domains.domain_id = CAST(e.domainId AS BIGINT)
 WHERE e.start IS NOT NULL AND e.globalTid IS NOT NULL;
 
-CREATE OR REPLACE VIEW stg_nvtx_push_pop_ranges AS
-SELECT *
-FROM stg_nvtx_events
-WHERE event_type IN (59, 70) AND end_ns >= start_ns;
+COMMENT ON VIEW stg_nvtx_events IS 'Every NVTX_EVENTS row with a start and a thread: message and domain resolved, UTC-epoch ns, unclosed ranges ended (is_unclosed), event type named (nvtx_role, range_kind).';
+COMMENT ON COLUMN stg_nvtx_events.nvtx_id IS 'Row number in (start, globalTid, end DESC) order: the id of the NVTX row (trace_slices.nvtx_id).';
+COMMENT ON COLUMN stg_nvtx_events.event_type IS 'NVTX_EVENTS.eventType (nvtx_event_types).';
+COMMENT ON COLUMN stg_nvtx_events.start_ns IS 'Start (or time of a mark), UTC-epoch ns.';
+COMMENT ON COLUMN stg_nvtx_events.end_ns IS 'Ranges: end, UTC-epoch ns (an unclosed range ends at its enclosing range or the capture end); NULL for other rows.';
+COMMENT ON COLUMN stg_nvtx_events.is_unclosed IS 'A range the export left without an end.';
+COMMENT ON COLUMN stg_nvtx_events.global_tid IS 'Nsight globalTid of the thread that started the row.';
+COMMENT ON COLUMN stg_nvtx_events.proc_key IS 'globalTid >> 24: the process (PID, VM and hardware id).';
+COMMENT ON COLUMN stg_nvtx_events.os_pid IS 'OS process id.';
+COMMENT ON COLUMN stg_nvtx_events.os_tid IS 'OS thread id.';
+COMMENT ON COLUMN stg_nvtx_events.end_global_tid IS 'globalTid of the thread that ended a start/end range, when the export gives it.';
+COMMENT ON COLUMN stg_nvtx_events.range_id IS 'Nsight rangeId of a start/end range.';
+COMMENT ON COLUMN stg_nvtx_events.category IS 'NVTX category number.';
+COMMENT ON COLUMN stg_nvtx_events.color IS 'NVTX color (ARGB integer).';
+COMMENT ON COLUMN stg_nvtx_events.domain_id IS 'NVTX domain id (0: default), per process.';
+COMMENT ON COLUMN stg_nvtx_events.domain_name IS 'Domain name: ''default'' for domain 0, the domain-create row of the same process, else domain#ID.';
+COMMENT ON COLUMN stg_nvtx_events.message IS 'Text (StringIds via textId, else text); ''[unnamed]'' when empty or missing.';
+COMMENT ON COLUMN stg_nvtx_events.nvtx_role IS 'nvtx_event_types.role of the event type: range, mark, category, thread_name, domain; NULL for types no stage reads.';
+COMMENT ON COLUMN stg_nvtx_events.range_kind IS 'nvtx_event_types.range_kind: push_pop or start_end for ranges, else NULL.';

@@ -1,3 +1,38 @@
+-- int_lane_clusters: the slices that share an overlap cluster with another
+-- slice of the same base track: the only ones the lanes hook
+-- (nsys_duck/lanes.py) has to place.
+--
+-- Reads: int_slices.
+-- Two lane rules (int_slices.lane_rule, one per track):
+--   'disjoint' (X slices: GPU work, CUDA API calls): two slices in one lane
+--     never overlap (half-open [start, end)), so concurrent work never looks
+--     like a call stack. Lanes are as few as the overlap requires (the
+--     maximum number of slices active at once; greedy smallest-free-lane
+--     sweep in start order, optimal for intervals).
+--   'nest' (B/E stacks of the NVTX Kernel tracks): a slice may share a lane
+--     with slices it nests in or that nest in it (equal intervals count as
+--     nested), never with one it partially overlaps
+--     (a.start < b.start < a.end < b.end). Sweep in (start, end DESC) order,
+--     keeping per lane the stack of slices still open; a slice goes to the
+--     first lane whose innermost open slice (the one ending first; the open
+--     slices of a lane are nested, so it is the only one to check) ends at
+--     or after it, after popping the slices that ended at or before its
+--     start; else to a new lane. Projected siblings whose GPU work
+--     interleaves thus move to "#2"..., parents and children stay together.
+--     First fit is not always minimal here (the fewest lanes is a
+--     circle-graph colouring, NP-hard), but every lane nests correctly.
+-- Invariants: no lane holds partially overlapping slices (output-contract.md,
+-- Tracks); times are never changed; slices without a rule (NVTX Thread
+-- stacks, whose push/pop nest per thread and domain; zero-length slices)
+-- stay in lane 1.
+-- How: a window pass splits each track into overlap clusters (a new
+-- cluster starts when a slice starts at or after every earlier end). A
+-- slice alone in its cluster takes lane 1 with no further work; that is
+-- nearly every slice of a real trace. Slices of shared clusters are handed,
+-- sorted, to the Python hook "lanes" (nsys_duck/lanes.py), which runs the
+-- sweep of the track's rule and registers _lane_assignments(slice_id, lane)
+-- before this file's second statement.
+
 -- int_lane_clusters: slices that share an overlap cluster with another
 -- slice of the same base track; int_slice_lanes: the lane of each slice
 -- (1 = the track itself, 2.. = "NAME #2", ...).
@@ -67,5 +102,10 @@ FROM clustered
 QUALIFY count(*) OVER (
     PARTITION BY track_key, cluster_no) > 1;
 
-CREATE OR REPLACE TABLE int_slice_lanes AS
-SELECT slice_id, lane FROM _lane_assignments;
+COMMENT ON VIEW int_lane_clusters IS 'The slices that share an overlap cluster with another slice of the same base track: the only ones the lanes hook (nsys_duck/lanes.py) has to place.';
+COMMENT ON COLUMN int_lane_clusters.slice_id IS 'Slice id (int_slices.slice_id), unique in the trace.';
+COMMENT ON COLUMN int_lane_clusters.track_no IS 'The slice''s track_key.';
+COMMENT ON COLUMN int_lane_clusters.start_ns IS 'Start, UTC-epoch ns (Nsight''s clock).';
+COMMENT ON COLUMN int_lane_clusters.end_ns IS 'End, UTC-epoch ns (>= start_ns).';
+COMMENT ON COLUMN int_lane_clusters.lane_rule IS 'How overlapping slices of the track go to lanes: disjoint (X), nest (B), NULL (never split).';
+COMMENT ON COLUMN int_lane_clusters.seq IS 'Order tie-break: nest_seq, else slice_id.';

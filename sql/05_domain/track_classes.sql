@@ -1,0 +1,36 @@
+-- track_classes: the kinds of Perfetto thread track under a device (or
+-- host) home, in the order they are drawn, with their name and lane rule.
+--
+-- Reads: nothing (a domain table: int_slices reads it; its names and
+-- orders reach int_tracks and the JSON).
+-- Invariants: class_order sorts the tracks of a home (output-contract.md,
+-- Tracks): 1 CUDA Core Timeline, 2 PCIe Usage, 3 D2D Copy, 4 Unified
+-- Memory, 5 stream tracks (and after the streams of each process and
+-- context, its CUDA Sync track), 6 per CPU thread: NVTX Kernel, NVTX
+-- Thread, CUDA API, ordered by thread_kind. track_name is the whole name of
+-- a device-level track (classes 1-4) and the prefix of the others
+-- ('Stream 7 [pid ...]', 'CUDA API [pid ... tid ...]'). lane_rule: how
+-- overlapping slices of such a track are split into lanes (60_int_lane_clusters):
+-- 'disjoint' (X slices: a lane holds disjoint slices), 'nest' (B slices:
+-- nested, never partially overlapping), NULL (never split: the data nests
+-- by construction). track_class is the key the stages and copy_kinds use.
+
+CREATE OR REPLACE TABLE track_classes AS
+SELECT * FROM (VALUES
+    ('core', 1, NULL, 'CUDA Core Timeline', 'disjoint'),
+    ('pcie', 2, NULL, 'PCIe Usage', 'disjoint'),
+    ('d2d', 3, NULL, 'D2D Copy', 'disjoint'),
+    ('unified', 4, NULL, 'Unified Memory', 'disjoint'),
+    ('stream', 5, NULL, 'Stream', 'disjoint'),
+    ('cuda_sync', 5, NULL, 'CUDA Sync', 'disjoint'),
+    ('nvtx_kernel', 6, 1, 'NVTX Kernel', 'nest'),
+    ('nvtx_thread', 6, 2, 'NVTX Thread', NULL),
+    ('cuda_api', 6, 3, 'CUDA API', 'disjoint')
+) AS t(track_class, class_order, thread_kind, track_name, lane_rule);
+
+COMMENT ON TABLE track_classes IS 'Domain table: the kinds of track under a device, their order, name (or name prefix) and lane rule. Rename a track or change its rule here.';
+COMMENT ON COLUMN track_classes.track_class IS 'Key used by the stages and by copy_kinds.projection.';
+COMMENT ON COLUMN track_classes.class_order IS 'Sort position of the class under its device (int_tracks orders by it first).';
+COMMENT ON COLUMN track_classes.thread_kind IS 'For per-CPU-thread tracks (class 6): their order among the thread''s tracks; NULL otherwise.';
+COMMENT ON COLUMN track_classes.track_name IS 'The track''s name (device-level classes) or the prefix of its name (stream, CUDA Sync and thread tracks).';
+COMMENT ON COLUMN track_classes.lane_rule IS 'disjoint (overlapping X slices go to lanes #2...), nest (B slices: lanes hold nested slices only) or NULL (never split).';

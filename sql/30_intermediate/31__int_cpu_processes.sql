@@ -1,0 +1,16 @@
+-- _int_cpu_processes: the profiled processes with CPU rows (API calls or
+-- NVTX), one row per proc_key (private helper of int_homes).
+--
+-- Reads: int_runtime_calls, stg_nvtx_events.
+-- Invariants: one row per proc_key; os_pid is its OS pid.
+
+CREATE OR REPLACE TABLE _int_cpu_processes AS
+SELECT proc_key, any_value(os_pid) AS os_pid
+FROM (
+    SELECT proc_key, os_pid FROM int_runtime_calls
+    UNION ALL
+    SELECT proc_key, os_pid FROM stg_nvtx_events
+)
+GROUP BY proc_key;
+
+COMMENT ON TABLE _int_cpu_processes IS 'The profiled processes with CPU rows (API calls or NVTX), one row per proc_key (private helper of int_homes).';
