@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO ?= examples/rodinia_gaussian_8k_kernels/parquet
 
-.PHONY: venv demo test test-fast nsys bench clean
+.PHONY: venv demo test test-fast lint nsys bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -26,6 +26,16 @@ test: $(STAMP)
 	if [ -n "$$NSYS_BIN" ] && [ -x "$$NSYS_BIN/nsys" ]; then export PATH="$$NSYS_BIN:$$PATH"; \
 	else echo "note: nsys could not be installed; tests needing it will be skipped"; fi; \
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+# Python: ruff (rules and formatting in pyproject.toml); SQL: sqlfluff on the
+# stages under sql/ (.sqlfluff), and no tab in them. Fixes: ruff check --fix,
+# ruff format, sqlfluff fix sql.
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/sqlfluff lint sql --processes 0
+	@if grep -rnP '\t' sql --include='*.sql'; then \
+	echo "sql/: indent with spaces, not tabs" >&2; exit 1; fi
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow and not nsys" $(PYTEST_ARGS)
