@@ -46,8 +46,9 @@ from pathlib import Path
 import duckdb
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_INPUT = (REPO / "examples" / "testcuda_streams_events_2026_1"
-                 / "testcuda_streams_events_2026_1.sqlite")
+DEFAULT_INPUT = (
+    REPO / "examples" / "testcuda_streams_events_2026_1" / "testcuda_streams_events_2026_1.sqlite"
+)
 DEFAULT_OUT = REPO / "docs" / "overview.png"
 
 WIDTH_PX, HEIGHT_PX, DPI = 1000, 560, 100
@@ -81,11 +82,15 @@ FLOW_CATS = ("launch", "copy", "sync")
 def convert(source: Path, root: Path) -> Path:
     """``nsys-duck convert SOURCE`` into workspace root ROOT; the trace's path."""
     env = dict(os.environ, NSYS_WORKSPACE_ROOT=str(root))
-    out = subprocess.run([sys.executable, "-m", "nsys_duck.cli", "convert", "--no-database",
-                          str(source)], capture_output=True, text=True, env=env)
+    out = subprocess.run(
+        [sys.executable, "-m", "nsys_duck.cli", "convert", "--no-database", str(source)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     if out.returncode != 0:
         sys.exit(f"nsys-duck convert {source} failed:\n{out.stderr}")
-    return Path(out.stdout.strip().splitlines()[-1])   # the .perfetto.json.gz
+    return Path(out.stdout.strip().splitlines()[-1])  # the .perfetto.json.gz
 
 
 def read_trace(json_gz: Path):
@@ -94,7 +99,8 @@ def read_trace(json_gz: Path):
     slices = duckdb.sql(
         "SELECT pid, tid, track_name, cat, ph, name, start_ns, end_ns "
         f"FROM read_parquet('{parquet.as_posix()}') "
-        "ORDER BY pid, tid, start_ns, end_ns DESC, cat, name").fetchall()
+        "ORDER BY pid, tid, start_ns, end_ns DESC, cat, name"
+    ).fetchall()
     with gzip.open(json_gz, "rt", encoding="utf-8") as f:
         events = json.load(f)
     meta = {"process_name": {}, "process_sort": {}, "thread_sort": {}}
@@ -111,9 +117,16 @@ def read_trace(json_gz: Path):
                 meta["thread_sort"][(e["pid"], e["tid"])] = e["args"]["sort_index"]
         elif ph in ("s", "f"):
             flows[(e.get("cat"), e["id"])][ph] = e
-    pairs = sorted(((v["s"], v["f"]) for v in flows.values() if "s" in v and "f" in v),
-                   key=lambda p: (float(p[0]["ts"]), float(p[1]["ts"]), p[0]["tid"],
-                                  p[1]["tid"], str(p[0].get("cat"))))   # a stable drawing order
+    pairs = sorted(
+        ((v["s"], v["f"]) for v in flows.values() if "s" in v and "f" in v),
+        key=lambda p: (
+            float(p[0]["ts"]),
+            float(p[1]["ts"]),
+            p[0]["tid"],
+            p[1]["tid"],
+            str(p[0].get("cat")),
+        ),
+    )  # a stable drawing order
     return parquet, slices, meta, pairs
 
 
@@ -144,9 +157,11 @@ def fit(t, text: str, width_px: float, renderer, min_chars: int = 10) -> None:
         t.set_text(text[: n - 1] + "\u2026")
 
 
-def render(json_gz: Path, source: Path, out: Path, window: tuple[float, float] | None,
-           flows: bool) -> None:
+def render(
+    json_gz: Path, source: Path, out: Path, window: tuple[float, float] | None, flows: bool
+) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
@@ -167,8 +182,15 @@ def render(json_gz: Path, source: Path, out: Path, window: tuple[float, float] |
     tracks: dict[tuple, list] = defaultdict(list)
     for r in slices:
         tracks[(r[0], r[1])].append(r)
-    order = sorted(tracks, key=lambda k: (meta["process_sort"].get(k[0], k[0]), k[0],
-                                          meta["thread_sort"].get(k, k[1]), k[1]))
+    order = sorted(
+        tracks,
+        key=lambda k: (
+            meta["process_sort"].get(k[0], k[0]),
+            k[0],
+            meta["thread_sort"].get(k, k[1]),
+            k[1],
+        ),
+    )
 
     # Vertical layout, in lane units from the top: a header per process, then
     # each track with as many lanes as its deepest slice needs.
@@ -179,7 +201,7 @@ def render(json_gz: Path, source: Path, out: Path, window: tuple[float, float] |
         y += header_h
         for key in (k for k in order if k[0] == pid):
             d = depths(tracks[key])
-            for r, di in zip(tracks[key], d):
+            for r, di in zip(tracks[key], d, strict=True):
                 depth_of[id(r)] = di
             n_lanes = max(d) + 1
             rows[key] = (y, n_lanes)
@@ -192,29 +214,61 @@ def render(json_gz: Path, source: Path, out: Path, window: tuple[float, float] |
     ax.set_xlim(lo, hi)
     ax.set_ylim(total_h, 0)
     plot_w_px = (right - left) * WIDTH_PX
-    px_ms = (hi - lo) / plot_w_px            # one pixel, in ms
+    px_ms = (hi - lo) / plot_w_px  # one pixel, in ms
     plot_h_px = (top - bottom) * HEIGHT_PX
     lane_px = plot_h_px / total_h
     fontsize = max(6.0, min(8.5, lane_px * 0.55 * 72 / DPI))
     char_px = fontsize * DPI / 72 * 0.58
-    ax_trans = ax.get_yaxis_transform()       # x in axes fraction, y in data
+    ax_trans = ax.get_yaxis_transform()  # x in axes fraction, y in data
     renderer = fig.canvas.get_renderer()
 
     for y0, pid in headers:
-        ax.add_patch(Rectangle((-left / (right - left), y0), 1 + left / (right - left),
-                               header_h * 0.92, transform=ax_trans, clip_on=False,
-                               facecolor="#e8eaed", edgecolor="none", zorder=0))
+        ax.add_patch(
+            Rectangle(
+                (-left / (right - left), y0),
+                1 + left / (right - left),
+                header_h * 0.92,
+                transform=ax_trans,
+                clip_on=False,
+                facecolor="#e8eaed",
+                edgecolor="none",
+                zorder=0,
+            )
+        )
         name = meta["process_name"].get(pid, f"pid {pid}")
-        ax.text(-left / (right - left) + 0.008, y0 + header_h * 0.46, f"\u25be {name}",
-                transform=ax_trans, ha="left", va="center", fontsize=fontsize + 0.5,
-                fontweight="bold", color="#202124", clip_on=False)
+        ax.text(
+            -left / (right - left) + 0.008,
+            y0 + header_h * 0.46,
+            f"\u25be {name}",
+            transform=ax_trans,
+            ha="left",
+            va="center",
+            fontsize=fontsize + 0.5,
+            fontweight="bold",
+            color="#202124",
+            clip_on=False,
+        )
     label_px = left * WIDTH_PX - 16
     for key, (y0, n_lanes) in rows.items():
         name = tracks[key][0][2]
         ax.axhline(y0 + n_lanes * lane_h + gap / 2, color="#dadce0", lw=0.6, zorder=0)
-        fit(ax.text(-0.012, y0 + lane_h / 2, "", transform=ax_trans, ha="right",
-                    va="center", fontsize=fontsize, color="#3c4043", clip_on=False),
-            name, label_px, renderer, min_chars=1)
+        fit(
+            ax.text(
+                -0.012,
+                y0 + lane_h / 2,
+                "",
+                transform=ax_trans,
+                ha="right",
+                va="center",
+                fontsize=fontsize,
+                color="#3c4043",
+                clip_on=False,
+            ),
+            name,
+            label_px,
+            renderer,
+            min_chars=1,
+        )
 
     counts: dict[str, int] = defaultdict(int)
     for key, rs in tracks.items():
@@ -226,92 +280,172 @@ def render(json_gz: Path, source: Path, out: Path, window: tuple[float, float] |
             counts[cat] += 1
             color = CAT_COLORS.get(cat, OTHER_COLOR)
             yl = y0 + depth_of[id(r)] * lane_h
-            if r[7] == r[6]:                  # instant: a small triangle, as in Perfetto
-                ax.plot([s], [yl + 0.45 * lane_h], marker="v", ms=fontsize * 0.8,
-                        color=color, mec="#333333", mew=0.4, zorder=3)
+            if r[7] == r[6]:  # instant: a small triangle, as in Perfetto
+                ax.plot(
+                    [s],
+                    [yl + 0.45 * lane_h],
+                    marker="v",
+                    ms=fontsize * 0.8,
+                    color=color,
+                    mec="#333333",
+                    mew=0.4,
+                    zorder=3,
+                )
                 continue
             w = max(e - s, px_ms)
-            ax.add_patch(Rectangle((s, yl + 0.06 * lane_h), w, 0.88 * lane_h,
-                                   facecolor=color, zorder=2,
-                                   edgecolor="white" if w > 3 * px_ms else "none", lw=0.4))
+            ax.add_patch(
+                Rectangle(
+                    (s, yl + 0.06 * lane_h),
+                    w,
+                    0.88 * lane_h,
+                    facecolor=color,
+                    zorder=2,
+                    edgecolor="white" if w > 3 * px_ms else "none",
+                    lw=0.4,
+                )
+            )
             vis_s, vis_e = max(s, lo), min(s + w, hi)
             room_px = (vis_e - vis_s) / px_ms - 6
             if room_px > 10 * char_px * 0.6:
                 rgb = matplotlib.colors.to_rgb(color)
                 dark = 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] < 0.6
-                fit(ax.text((vis_s + vis_e) / 2, yl + 0.5 * lane_h, "", ha="center",
-                            va="center", fontsize=fontsize - 0.5, zorder=4,
-                            color="white" if dark else "#202124", clip_on=True),
-                    name, room_px, renderer)
+                fit(
+                    ax.text(
+                        (vis_s + vis_e) / 2,
+                        yl + 0.5 * lane_h,
+                        "",
+                        ha="center",
+                        va="center",
+                        fontsize=fontsize - 0.5,
+                        zorder=4,
+                        color="white" if dark else "#202124",
+                        clip_on=True,
+                    ),
+                    name,
+                    room_px,
+                    renderer,
+                )
 
     n_flows = 0
     pairs = [p for p in pairs if p[0].get("cat") in FLOW_CATS]
     if flows and "epoch_ns" in meta:
+
         def anchor(ev):
             key = (ev["pid"], ev["tid"])
             if key not in rows:
                 return None
             # JSON ts: µs after args.epoch_ns of process_name (README)
             t = float(ev["ts"]) / 1e3 + (meta["epoch_ns"] - t0) / 1e6
-            best = 0                       # the deepest slice of that track holding t
+            best = 0  # the deepest slice of that track holding t
             for r in tracks[key]:
                 if ms(r[6]) - 1e-6 <= t <= ms(r[7]) + 1e-6:
                     best = max(best, depth_of[id(r)])
             return t, rows[key][0] + (best + 0.5) * lane_h
+
         for s_ev, f_ev in pairs:
             a, b = anchor(s_ev), anchor(f_ev)
             if a is None or b is None or max(a[0], b[0]) < lo or min(a[0], b[0]) > hi:
                 continue
             n_flows += 1
-            ax.add_patch(FancyArrowPatch(a, b, arrowstyle="-|>", color="#3c4043", lw=0.6,
-                                         alpha=0.55, mutation_scale=6, shrinkA=0,
-                                         shrinkB=0, zorder=5))   # clipped to the axes
+            ax.add_patch(
+                FancyArrowPatch(
+                    a,
+                    b,
+                    arrowstyle="-|>",
+                    color="#3c4043",
+                    lw=0.6,
+                    alpha=0.55,
+                    mutation_scale=6,
+                    shrinkA=0,
+                    shrinkB=0,
+                    zorder=5,
+                )
+            )  # clipped to the axes
 
     ax.set_yticks([])
     for side in ("left", "right", "top"):
         ax.spines[side].set_visible(False)
     ax.spines["bottom"].set_color("#9aa0a6")
     ax.tick_params(axis="x", labelsize=fontsize, colors="#3c4043")
-    ax.set_xlabel("ms from the first slice", fontsize=fontsize + 0.5, color="#3c4043",
-                  labelpad=2)
+    ax.set_xlabel("ms from the first slice", fontsize=fontsize + 0.5, color="#3c4043", labelpad=2)
     ax.grid(axis="x", color="#f1f3f4", lw=0.8, zorder=-1)
     ax.set_axisbelow(True)
 
     name = json_gz.name.replace(".perfetto.json.gz", "")
-    fig.text(0.012, 0.965, f"nsys-duck: {name} in Perfetto's model "
-             "(tracks per process, slices by category)", fontsize=11.5, fontweight="bold",
-             color="#202124", va="center")
+    fig.text(
+        0.012,
+        0.965,
+        f"nsys-duck: {name} in Perfetto's model (tracks per process, slices by category)",
+        fontsize=11.5,
+        fontweight="bold",
+        color="#202124",
+        va="center",
+    )
     try:
         shown = source.resolve().relative_to(REPO)
     except ValueError:
         shown = source
-    what = (f"zoom {lo:g}\u2013{hi:g} ms of a {t_end:.1f} ms trace" if window
-            else f"whole trace, {t_end:.1f} ms")
+    what = (
+        f"zoom {lo:g}\u2013{hi:g} ms of a {t_end:.1f} ms trace"
+        if window
+        else f"whole trace, {t_end:.1f} ms"
+    )
     n_slices = sum(counts.values())
-    fig.text(0.012, 0.925, f"{shown}  \u2192  nsys-duck convert  \u2192  {parquet.name}",
-             fontsize=8, color="#5f6368", va="center")
+    fig.text(
+        0.012,
+        0.925,
+        f"{shown}  \u2192  nsys-duck convert  \u2192  {parquet.name}",
+        fontsize=8,
+        color="#5f6368",
+        va="center",
+    )
     note = f"{n_slices} slices ({what})"
     if flows:
-        note += (f"; arrows: {n_flows} of the trace's {n_all_flows} flows "
-                 f"({', '.join(FLOW_CATS)})")
-    fig.text(0.012, 0.895, note + "; slices under 1 px drawn 1 px wide",
-             fontsize=8, color="#5f6368", va="center")
+        note += f"; arrows: {n_flows} of the trace's {n_all_flows} flows ({', '.join(FLOW_CATS)})"
+    fig.text(
+        0.012,
+        0.895,
+        note + "; slices under 1 px drawn 1 px wide",
+        fontsize=8,
+        color="#5f6368",
+        va="center",
+    )
 
-    handles = [Patch(facecolor=CAT_COLORS.get(c, OTHER_COLOR), label=f"{c} ({counts[c]})")
-               for c in sorted(counts, key=lambda c: (list(CAT_COLORS).index(c)
-                                                     if c in CAT_COLORS else 99, c))]
+    handles = [
+        Patch(facecolor=CAT_COLORS.get(c, OTHER_COLOR), label=f"{c} ({counts[c]})")
+        for c in sorted(
+            counts, key=lambda c: (list(CAT_COLORS).index(c) if c in CAT_COLORS else 99, c)
+        )
+    ]
     if flows and n_flows:
-        handles.append(Line2D([], [], color="#3c4043", lw=0.8, alpha=0.7,
-                              label="flow (API call \u2192 its GPU operation or sync)"))
-    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.005),
-               ncol=min(len(handles), 5), fontsize=8, frameon=False,
-               handlelength=1.4, columnspacing=1.4, title="cat (slices shown)",
-               title_fontsize=8)
+        handles.append(
+            Line2D(
+                [],
+                [],
+                color="#3c4043",
+                lw=0.8,
+                alpha=0.7,
+                label="flow (API call \u2192 its GPU operation or sync)",
+            )
+        )
+    fig.legend(
+        handles=handles,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 0.005),
+        ncol=min(len(handles), 5),
+        fontsize=8,
+        frameon=False,
+        handlelength=1.4,
+        columnspacing=1.4,
+        title="cat (slices shown)",
+        title_fontsize=8,
+    )
 
     out.parent.mkdir(parents=True, exist_ok=True)
     # no bbox_inches: a fixed pixel size
-    fig.savefig(out, dpi=DPI, facecolor="white", pil_kwargs={"optimize": True},
-                metadata={"Software": None})   # same bytes from the same matplotlib
+    fig.savefig(
+        out, dpi=DPI, facecolor="white", pil_kwargs={"optimize": True}, metadata={"Software": None}
+    )  # same bytes from the same matplotlib
     plt.close(fig)
 
 
@@ -319,7 +453,7 @@ def parse_window(text: str) -> tuple[float, float]:
     try:
         a, b = (float(x) for x in text.split(":"))
     except ValueError:
-        raise argparse.ArgumentTypeError("expected START:END in ms, e.g. 37.3:37.75")
+        raise argparse.ArgumentTypeError("expected START:END in ms, e.g. 37.3:37.75") from None
     if not b > a:
         raise argparse.ArgumentTypeError("END must be after START")
     return a, b
@@ -327,17 +461,30 @@ def parse_window(text: str) -> tuple[float, float]:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--input", type=Path, default=DEFAULT_INPUT,
-                   help="example to convert (default: %(default)s)")
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                   help="PNG to write (default: %(default)s)")
-    p.add_argument("--window", type=parse_window, default=None,
-                   help="START:END in ms from the first slice (default: the whole trace)")
-    p.add_argument("--workspace", type=Path, default=None,
-                   help="NSYS_WORKSPACE_ROOT to convert into and keep "
-                        "(default: a temporary folder, removed)")
-    p.add_argument("--no-flows", dest="flows", action="store_false",
-                   help="do not draw the flow arrows")
+    p.add_argument(
+        "--input",
+        type=Path,
+        default=DEFAULT_INPUT,
+        help="example to convert (default: %(default)s)",
+    )
+    p.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help="PNG to write (default: %(default)s)"
+    )
+    p.add_argument(
+        "--window",
+        type=parse_window,
+        default=None,
+        help="START:END in ms from the first slice (default: the whole trace)",
+    )
+    p.add_argument(
+        "--workspace",
+        type=Path,
+        default=None,
+        help="NSYS_WORKSPACE_ROOT to convert into and keep (default: a temporary folder, removed)",
+    )
+    p.add_argument(
+        "--no-flows", dest="flows", action="store_false", help="do not draw the flow arrows"
+    )
     args = p.parse_args(argv)
     try:
         import matplotlib  # noqa: F401

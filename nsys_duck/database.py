@@ -50,22 +50,35 @@ def keep_export_tables(con: duckdb.DuckDBPyConnection) -> tuple[list[str], list[
     Returns:
         (tables copied, views dropped), by table name.
     """
-    remaining = [name for (name,) in con.execute(
-        "SELECT view_name FROM duckdb_views() "
-        "WHERE schema_name = 'nsys' AND NOT internal AND database_name = current_database()"
-    ).fetchall()]
+    remaining = [
+        name
+        for (name,) in con.execute(
+            "SELECT view_name FROM duckdb_views() "
+            "WHERE schema_name = 'nsys' AND NOT internal AND database_name = current_database()"
+        ).fetchall()
+    ]
     if not remaining:
         return [], []
-    readers = " ".join(sql or "" for (sql,) in con.execute(
-        "SELECT sql FROM duckdb_views() WHERE schema_name <> 'nsys' AND NOT internal "
-        "AND database_name = current_database() "
-        "UNION ALL SELECT macro_definition FROM duckdb_functions() "
-        "WHERE function_type IN ('macro', 'table_macro') AND NOT internal "
-        "AND database_name = current_database()").fetchall())
+    readers = " ".join(
+        sql or ""
+        for (sql,) in con.execute(
+            "SELECT sql FROM duckdb_views() WHERE schema_name <> 'nsys' AND NOT internal "
+            "AND database_name = current_database() "
+            "UNION ALL SELECT macro_definition FROM duckdb_functions() "
+            "WHERE function_type IN ('macro', 'table_macro') AND NOT internal "
+            "AND database_name = current_database()"
+        ).fetchall()
+    )
     copied, dropped = [], []
     for name in remaining:
-        named = re.compile(r'\bnsys\s*\.\s*(?:"' + re.escape(name.replace('"', '""'))
-                           + r'"|' + re.escape(name) + r'\b)', re.IGNORECASE)
+        named = re.compile(
+            r'\bnsys\s*\.\s*(?:"'
+            + re.escape(name.replace('"', '""'))
+            + r'"|'
+            + re.escape(name)
+            + r"\b)",
+            re.IGNORECASE,
+        )
         if named.search(readers):
             tmp = _quote(f"{name}__copy")
             con.execute(f"CREATE TABLE nsys.{tmp} AS SELECT * FROM nsys.{_quote(name)}")
@@ -91,8 +104,11 @@ def open_database(path: Path) -> duckdb.DuckDBPyConnection:
     except duckdb.Error as exc:
         text = " ".join(str(exc).split())
         if "lock" in text.lower():
-            raise InputError(f"{path.name} is open for writing in another program "
-                             "(DuckDB allows one writer); close it, or open it there "
-                             "read-only (duckdb -readonly)") from None
-        raise InputError(f"cannot open {path.name} ({text[:200]}); convert the report "
-                         "again to rewrite it") from None
+            raise InputError(
+                f"{path.name} is open for writing in another program "
+                "(DuckDB allows one writer); close it, or open it there "
+                "read-only (duckdb -readonly)"
+            ) from None
+        raise InputError(
+            f"cannot open {path.name} ({text[:200]}); convert the report again to rewrite it"
+        ) from None

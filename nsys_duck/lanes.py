@@ -52,24 +52,26 @@ def assign_lanes(con: duckdb.DuckDBPyConnection) -> None:
 
     # Track boundaries in the sorted rows; each track is swept on its own.
     bounds = np.flatnonzero(np.diff(tracks)) + 1
-    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(tracks)]):
+    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(tracks)], strict=True):
         if lo == hi:
             continue
         sweep = _nest_lanes if nest[lo] else _disjoint_lanes
         sweep(starts[lo:hi].tolist(), ends[lo:hi].tolist(), lanes[lo:hi])
 
-    result = pa.table({"slice_id": pa.array(slice_ids, pa.int64()),
-                       "lane": pa.array(lanes, pa.int32())})
+    result = pa.table(
+        {"slice_id": pa.array(slice_ids, pa.int64()), "lane": pa.array(lanes, pa.int32())}
+    )
     con.register("_lane_assignments_arrow", result)
-    con.execute("CREATE OR REPLACE TABLE _lane_assignments AS "
-                "SELECT * FROM _lane_assignments_arrow")
+    con.execute(
+        "CREATE OR REPLACE TABLE _lane_assignments AS SELECT * FROM _lane_assignments_arrow"
+    )
     con.unregister("_lane_assignments_arrow")
 
 
 def _disjoint_lanes(starts: list[int], ends: list[int], out: np.ndarray) -> None:
     """Smallest free lane at each start (rows sorted by start): lanes hold disjoint slices."""
-    busy: list[tuple[int, int]] = []   # (end_ns, lane) of slices still running
-    free: list[int] = []               # lanes free right now (min-heap)
+    busy: list[tuple[int, int]] = []  # (end_ns, lane) of slices still running
+    free: list[int] = []  # lanes free right now (min-heap)
     lane_count = 0
     for i, start in enumerate(starts):
         while busy and busy[0][0] <= start:
@@ -92,7 +94,7 @@ def _nest_lanes(starts: list[int], ends: list[int], out: np.ndarray) -> None:
     slice's end (or nothing is open). Slices sharing a start come longest
     first, so a parent is placed before its children.
     """
-    stacks: list[list[int]] = []       # per lane: ends of the open slices
+    stacks: list[list[int]] = []  # per lane: ends of the open slices
     for i, start in enumerate(starts):
         end = ends[i]
         for k, stack in enumerate(stacks):

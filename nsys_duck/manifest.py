@@ -27,7 +27,7 @@ from . import __version__
 from .errors import InputError
 
 FILE_NAME = "nsys-duck.json"
-FORMAT = 1          # bumped when the fields change meaning
+FORMAT = 1  # bumped when the fields change meaning
 _CHUNK = 1 << 20
 
 
@@ -35,17 +35,22 @@ _CHUNK = 1 << 20
 class Fingerprint:
     """Identity of a conversion input: a report/.sqlite file, or an export folder."""
 
-    path: str         # absolute
-    kind: str         # 'report', 'sqlite' or 'export'
-    size: int         # bytes (for a folder: the sum of its *.parquet files)
-    mtime_ns: int     # for a folder: the newest *.parquet
-    sha256: str       # of the file's bytes; for a folder: of its listing
-    stat_key: list    # [st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns]
+    path: str  # absolute
+    kind: str  # 'report', 'sqlite' or 'export'
+    size: int  # bytes (for a folder: the sum of its *.parquet files)
+    mtime_ns: int  # for a folder: the newest *.parquet
+    sha256: str  # of the file's bytes; for a folder: of its listing
+    stat_key: list  # [st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns]
 
     def as_json(self) -> dict:
-        return {"path": self.path, "kind": self.kind, "size": self.size,
-                "mtime_ns": self.mtime_ns, "sha256": self.sha256,
-                "stat_key": self.stat_key}
+        return {
+            "path": self.path,
+            "kind": self.kind,
+            "size": self.size,
+            "mtime_ns": self.mtime_ns,
+            "sha256": self.sha256,
+            "stat_key": self.stat_key,
+        }
 
 
 def _stat_key(st: os.stat_result) -> list:
@@ -70,12 +75,22 @@ def fingerprint(path: Path, kind: str, recorded: dict | None = None) -> Fingerpr
             st = p.stat()
             listing.append([p.name, st.st_size, st.st_mtime_ns])
         digest = hashlib.sha256(json.dumps(listing).encode()).hexdigest()
-        return Fingerprint(str(path), kind, sum(x[1] for x in listing),
-                           max((x[2] for x in listing), default=0), digest, [])
+        return Fingerprint(
+            str(path),
+            kind,
+            sum(x[1] for x in listing),
+            max((x[2] for x in listing), default=0),
+            digest,
+            [],
+        )
     st = path.stat()
     key = _stat_key(st)
-    if (recorded and recorded.get("path") == str(path)
-            and recorded.get("stat_key") == key and recorded.get("sha256")):
+    if (
+        recorded
+        and recorded.get("path") == str(path)
+        and recorded.get("stat_key") == key
+        and recorded.get("sha256")
+    ):
         digest = recorded["sha256"]
     else:
         h = hashlib.sha256()
@@ -117,16 +132,27 @@ def new(name: str, source: Fingerprint, export: dict) -> dict:
     ``export``: how ``parquet/`` was made, e.g. ``{"made_by": "nsys export",
     "nsys_version": "2023.4.4.54", "at": ...}``.
     """
-    return {"format": FORMAT, "name": name, "source": source.as_json(),
-            "export": export, "conversion": None,
-            "nsys_duck_version": __version__}
+    return {
+        "format": FORMAT,
+        "name": name,
+        "source": source.as_json(),
+        "export": export,
+        "conversion": None,
+        "nsys_duck_version": __version__,
+    }
 
 
 def pending(name: str) -> dict:
     """The manifest while ``parquet/`` is being replaced: no source, so no
     later run reuses what a killed run left there."""
-    return {"format": FORMAT, "name": name, "source": None, "export": None,
-            "conversion": None, "nsys_duck_version": __version__}
+    return {
+        "format": FORMAT,
+        "name": name,
+        "source": None,
+        "export": None,
+        "conversion": None,
+        "nsys_duck_version": __version__,
+    }
 
 
 @dataclass(frozen=True)
@@ -138,8 +164,9 @@ class Decision:
     reason: str | None
 
 
-def check_source(manifest: dict | None, source: Fingerprint, workspace_dir: Path,
-                 has_export: bool, force: bool) -> Decision:
+def check_source(
+    manifest: dict | None, source: Fingerprint, workspace_dir: Path, has_export: bool, force: bool
+) -> Decision:
     """Decide what to do with the workspace's export for ``source``.
 
     - same content (SHA-256) as recorded: reuse the export (unless ``force``);
@@ -154,15 +181,19 @@ def check_source(manifest: dict | None, source: Fingerprint, workspace_dir: Path
     """
     if manifest is None or not isinstance(manifest.get("source"), dict):
         if has_export and source.kind != "export":
-            return Decision(False, "the workspace had no record of its report "
-                                   f"({FILE_NAME}), so it was exported again")
+            return Decision(
+                False,
+                "the workspace had no record of its report "
+                f"({FILE_NAME}), so it was exported again",
+            )
         return Decision(False, None)
     old = manifest["source"]
     if old.get("sha256") == source.sha256 and old.get("kind") == source.kind:
         return Decision(has_export and not force and source.kind != "export", None)
     if old.get("path") == source.path:
-        return Decision(False, "the report changed since the last conversion, so it "
-                               "was exported again")
+        return Decision(
+            False, "the report changed since the last conversion, so it was exported again"
+        )
     if force:
         return Decision(False, f"--force: replaced the conversion of {old.get('path')}")
     same_name = Path(old.get("path", "")).name == Path(source.path).name
@@ -170,4 +201,5 @@ def check_source(manifest: dict | None, source: Fingerprint, workspace_dir: Path
         f"the workspace {workspace_dir} holds the conversion of a different report, "
         f"{old.get('path')}{' (another file with the same name)' if same_name else ''}; "
         "convert this one into its own folder with -o DIR, or replace that conversion "
-        "with --force")
+        "with --force"
+    )

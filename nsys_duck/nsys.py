@@ -14,9 +14,9 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from .errors import ExportError, NsysNotFoundError
 
@@ -46,8 +46,13 @@ class Nsys:
 def nsys_version(path: Path) -> str | None:
     """``nsys --version``'s version number, or None if it does not run."""
     try:
-        out = subprocess.run([str(path), "--version"], capture_output=True, text=True,
-                             timeout=60, stdin=subprocess.DEVNULL)
+        out = subprocess.run(
+            [str(path), "--version"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     m = _VERSION.search(out.stdout + out.stderr)
@@ -82,14 +87,22 @@ def find_nsys(override: str | os.PathLike | None = None) -> Nsys:
     found = [Nsys(p, v) for p in candidates.values() if (v := nsys_version(p))]
     if not found:
         raise NsysNotFoundError(
-            "nsys was not found (looked in " + ", ".join(search_locations())
+            "nsys was not found (looked in "
+            + ", ".join(search_locations())
             + "); install Nsight Systems, pass --nsys FILE, or convert an existing "
-            "Parquet export folder or SQLite export (.sqlite) instead")
+            "Parquet export folder or SQLite export (.sqlite) instead"
+        )
     return max(found, key=lambda n: n.version_key)
 
 
-def export_parquet(nsys: Nsys, report: Path, dest: Path, *, log_path: Path,
-                   tick: Callable[[float], None] | None = None) -> Path:
+def export_parquet(
+    nsys: Nsys,
+    report: Path,
+    dest: Path,
+    *,
+    log_path: Path,
+    tick: Callable[[float], None] | None = None,
+) -> Path:
     """Run ``nsys export --type=parquetdir --ts-normalize=true -o dest``.
 
     Returns the folder nsys wrote: ``dest``, or ``dest_pqtdir`` (newer nsys
@@ -101,12 +114,20 @@ def export_parquet(nsys: Nsys, report: Path, dest: Path, *, log_path: Path,
         ExportError: nsys failed; the message carries its reason (for a report
             made by a newer Nsight, which version made it).
     """
-    cmd = [str(nsys.path), "export", "--type=parquetdir", "--ts-normalize=true",
-           "--force-overwrite=true", "--lazy=true", "-o", str(dest), str(report)]
+    cmd = [
+        str(nsys.path),
+        "export",
+        "--type=parquetdir",
+        "--ts-normalize=true",
+        "--force-overwrite=true",
+        "--lazy=true",
+        "-o",
+        str(dest),
+        str(report),
+    ]
     t0 = time.monotonic()
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:
             while proc.poll() is None:
                 if tick:
@@ -122,12 +143,13 @@ def export_parquet(nsys: Nsys, report: Path, dest: Path, *, log_path: Path,
     for out in (dest, dest.with_name(dest.name + "_pqtdir")):
         if out.is_dir() and any(out.glob("*.parquet")):
             return out
-    raise ExportError(f"nsys {nsys.version} reported success but wrote no Parquet "
-                      "export")
+    raise ExportError(f"nsys {nsys.version} reported success but wrote no Parquet export")
 
 
-_NEWER = re.compile(r"created in Nsight Systems version \(([^)]+)\),\s*newer than your "
-                    r"current version \(([^)]+)\)")
+_NEWER = re.compile(
+    r"created in Nsight Systems version \(([^)]+)\),\s*newer than your "
+    r"current version \(([^)]+)\)"
+)
 _KNOWN = (
     ("Cannot read from stream", "not an Nsight Systems report, or a damaged one"),
     ("Version tag is not found", "not an Nsight Systems report, or a damaged one"),
@@ -141,8 +163,7 @@ def _short_version(text: str) -> str:
     return m.group(0) if m else text
 
 
-def explain_export_failure(log_text: str, returncode: int | None,
-                           version: str = "") -> str:
+def explain_export_failure(log_text: str, returncode: int | None, version: str = "") -> str:
     """One sentence from nsys's output and exit status.
 
     A report from a newer Nsight names the version that made it; nsys's
@@ -153,12 +174,17 @@ def explain_export_failure(log_text: str, returncode: int | None,
     m = _NEWER.search(log_text)
     if m:
         made, ours = _short_version(m.group(1)), _short_version(m.group(2))
-        return (f"the report was created by Nsight Systems {made}, newer than this "
-                f"nsys ({ours}); install Nsight Systems {made} or newer, pass "
-                "--nsys FILE, or convert its SQLite export (nsys export --type=sqlite, "
-                f"with Nsight Systems {made} or newer) instead")
-    lines = [ln.strip() for ln in log_text.splitlines() if ln.strip()
-             and not set(ln.strip()) <= set("[]=-*#%0123456789. ")]
+        return (
+            f"the report was created by Nsight Systems {made}, newer than this "
+            f"nsys ({ours}); install Nsight Systems {made} or newer, pass "
+            "--nsys FILE, or convert its SQLite export (nsys export --type=sqlite, "
+            f"with Nsight Systems {made} or newer) instead"
+        )
+    lines = [
+        ln.strip()
+        for ln in log_text.splitlines()
+        if ln.strip() and not set(ln.strip()) <= set("[]=-*#%0123456789. ")
+    ]
     errors = [ln for ln in lines if "rror" in ln or "fail" in ln.lower()]
     reason = (errors or lines or [""])[-1][:300]
     for needle, meaning in _KNOWN:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Callable
 
 import duckdb
 import jinja2
@@ -49,7 +49,7 @@ class SqlFile:
     relpath: str
     path: Path
     overridden: bool = False  # comes from --sql-dir and replaces a packaged file
-    added: bool = False       # comes from --sql-dir and has no packaged twin
+    added: bool = False  # comes from --sql-dir and has no packaged twin
 
     @property
     def text(self) -> str:
@@ -77,8 +77,7 @@ class SqlFile:
 _STAGE_FOLDER = re.compile(r"^\d+_")
 
 
-def sql_files(sql_dir: Path | None = None,
-              folders: tuple[str, ...] | None = None) -> list[SqlFile]:
+def sql_files(sql_dir: Path | None = None, folders: tuple[str, ...] | None = None) -> list[SqlFile]:
     """Stage files in run order, with ``sql_dir``'s files overriding.
 
     A file of ``sql_dir`` replaces the packaged file with the same relative
@@ -91,13 +90,17 @@ def sql_files(sql_dir: Path | None = None,
             numbered folders (``NN_name``), so an unnumbered folder such as
             ``sql/validate/`` never runs in a conversion.
     """
+
     def wanted(rel: str) -> bool:
         top = rel.split("/", 1)[0] if "/" in rel else ""
         return top in folders if folders is not None else bool(_STAGE_FOLDER.match(top))
 
     root = packaged_sql_dir()
-    files = {rel: SqlFile(rel, p) for p in root.rglob("*.sql")
-             if wanted(rel := p.relative_to(root).as_posix())}
+    files = {
+        rel: SqlFile(rel, p)
+        for p in root.rglob("*.sql")
+        if wanted(rel := p.relative_to(root).as_posix())
+    }
     if sql_dir is not None:
         sql_dir = Path(sql_dir)
         for p in sql_dir.rglob("*.sql"):
@@ -138,13 +141,18 @@ def render(sql_file: SqlFile, ctx: Context) -> str:
     ``has_column(table, column)``, ``export_tables`` (the export's table
     names, sorted) and the CLI options (``nvtx_scope``).
     """
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False,
-                             keep_trailing_newline=True)
+    env = jinja2.Environment(
+        undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True
+    )
     try:
         template = env.from_string(sql_file.text)
-        return template.render(col=ctx.col, has_table=ctx.has_table,
-                               has_column=ctx.has_column,
-                               export_tables=sorted(ctx.columns), **ctx.options)
+        return template.render(
+            col=ctx.col,
+            has_table=ctx.has_table,
+            has_column=ctx.has_column,
+            export_tables=sorted(ctx.columns),
+            **ctx.options,
+        )
     except jinja2.TemplateError as exc:
         raise SqlStageError(f"{sql_file.relpath}: template error: {exc}") from None
 
@@ -158,9 +166,13 @@ class StageTiming:
     seconds: float
 
 
-def run_pipeline(con: duckdb.DuckDBPyConnection, files: list[SqlFile], ctx: Context,
-                 hooks: dict[str, tuple[str, Hook]] | None = None,
-                 progress: Callable[[str], None] | None = None) -> list[StageTiming]:
+def run_pipeline(
+    con: duckdb.DuckDBPyConnection,
+    files: list[SqlFile],
+    ctx: Context,
+    hooks: dict[str, tuple[str, Hook]] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> list[StageTiming]:
     """Run every file's statements in order.
 
     Args:
@@ -185,7 +197,7 @@ def run_pipeline(con: duckdb.DuckDBPyConnection, files: list[SqlFile], ctx: Cont
             progress(sql_file.relpath)
         t0 = time.perf_counter()
         text = render(sql_file, ctx)
-        pending = [h for h in _HOOK.findall(text)]
+        pending = list(_HOOK.findall(text))
         for name in pending:
             if name not in hooks:
                 raise SqlStageError(f"{sql_file.relpath}: unknown hook {name!r}")
@@ -202,7 +214,8 @@ def run_pipeline(con: duckdb.DuckDBPyConnection, files: list[SqlFile], ctx: Cont
                         fn(con)
                     except duckdb.Error as exc:
                         raise SqlStageError(
-                            f"{sql_file.relpath}: hook {name}: {_first_line(exc)}") from None
+                            f"{sql_file.relpath}: hook {name}: {_first_line(exc)}"
+                        ) from None
                     pending.remove(name)
             try:
                 con.execute(query)
@@ -239,8 +252,10 @@ def _refusal(exc: BaseException) -> str | None:
 
 def created_objects(sql_text: str) -> list[tuple[str, str]]:
     """(kind, name) of every view/table/macro a SQL text creates, in order."""
-    return [(m.group(1).lower(), m.group(2).strip('"'))
-            for m in _CREATED.finditer(_strip_comments(sql_text))]
+    return [
+        (m.group(1).lower(), m.group(2).strip('"'))
+        for m in _CREATED.finditer(_strip_comments(sql_text))
+    ]
 
 
 def _strip_comments(query: str) -> str:
@@ -258,19 +273,39 @@ def _first_line(exc: BaseException) -> str:
 OUTPUT_SCHEMAS: dict[str, dict[str, str]] = {
     "trace_base": {"base_ns": "BIGINT"},
     "trace_events_body": {"event_json": "VARCHAR"},
-    "trace_events_stacks": {"order_tid": "BIGINT", "order_ns": "BIGINT",
-                            "order_span": "BIGINT", "order_seq": "BIGINT",
-                            "event_json": "VARCHAR"},
+    "trace_events_stacks": {
+        "order_tid": "BIGINT",
+        "order_ns": "BIGINT",
+        "order_span": "BIGINT",
+        "order_seq": "BIGINT",
+        "event_json": "VARCHAR",
+    },
     "trace_summary": {"metric": "VARCHAR", "value": "BIGINT"},
     "trace_slices": {
-        "slice_id": "BIGINT", "start_ns": "BIGINT", "end_ns": "BIGINT",
-        "dur_ns": "BIGINT", "pid": "BIGINT", "tid": "BIGINT",
-        "track_name": "VARCHAR", "cat": "VARCHAR", "name": "VARCHAR",
-        "device_id": "BIGINT", "os_pid": "BIGINT", "os_tid": "BIGINT",
-        "context_id": "BIGINT", "stream_id": "BIGINT", "correlation_id": "BIGINT",
-        "copy_kind": "VARCHAR", "bytes": "BIGINT", "nvtx_id": "BIGINT",
-        "ph": "VARCHAR", "nvtx_ids": "BIGINT[]", "nvtx_names": "VARCHAR[]",
-        "demangled_name": "VARCHAR", "is_primary": "BOOLEAN"},
+        "slice_id": "BIGINT",
+        "start_ns": "BIGINT",
+        "end_ns": "BIGINT",
+        "dur_ns": "BIGINT",
+        "pid": "BIGINT",
+        "tid": "BIGINT",
+        "track_name": "VARCHAR",
+        "cat": "VARCHAR",
+        "name": "VARCHAR",
+        "device_id": "BIGINT",
+        "os_pid": "BIGINT",
+        "os_tid": "BIGINT",
+        "context_id": "BIGINT",
+        "stream_id": "BIGINT",
+        "correlation_id": "BIGINT",
+        "copy_kind": "VARCHAR",
+        "bytes": "BIGINT",
+        "nvtx_id": "BIGINT",
+        "ph": "VARCHAR",
+        "nvtx_ids": "BIGINT[]",
+        "nvtx_names": "VARCHAR[]",
+        "demangled_name": "VARCHAR",
+        "is_primary": "BOOLEAN",
+    },
 }
 
 
@@ -284,15 +319,19 @@ def check_outputs(con: duckdb.DuckDBPyConnection, files: list[SqlFile]) -> None:
     defined = {name: f.relpath for f in files for _, name in created_objects(f.text)}
     for view, columns in OUTPUT_SCHEMAS.items():
         where = defined.get(view, "the SQL stages")
-        actual = dict(con.execute(
-            "SELECT column_name, data_type FROM duckdb_columns() "
-            "WHERE schema_name = 'main' AND table_name = ?", [view]).fetchall())
+        actual = dict(
+            con.execute(
+                "SELECT column_name, data_type FROM duckdb_columns() "
+                "WHERE schema_name = 'main' AND table_name = ?",
+                [view],
+            ).fetchall()
+        )
         if not actual:
             raise SqlStageError(f"{where}: view {view} is missing (the writers read it)")
         for column, wanted in columns.items():
             if column not in actual:
-                raise SqlStageError(f"{where} (view {view}): missing column {column} "
-                                    f"({wanted})")
+                raise SqlStageError(f"{where} (view {view}): missing column {column} ({wanted})")
             if actual[column] != wanted:
-                raise SqlStageError(f"{where} (view {view}): column {column} is "
-                                    f"{actual[column]}, expected {wanted}")
+                raise SqlStageError(
+                    f"{where} (view {view}): column {column} is {actual[column]}, expected {wanted}"
+                )

@@ -43,9 +43,9 @@ import urllib.error
 import urllib.request
 import webbrowser
 from collections import deque
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Callable
 from urllib.parse import quote, unquote, urlsplit
 
 import click
@@ -56,7 +56,7 @@ from .writers import human_size
 
 PERFETTO_UI = "https://ui.perfetto.dev"
 HOST = "127.0.0.1"
-DEFAULT_PORT = 9001          # the port ui.perfetto.dev's CSP allows on 127.0.0.1
+DEFAULT_PORT = 9001  # the port ui.perfetto.dev's CSP allows on 127.0.0.1
 ENV_TRACE_PROCESSOR = "NSYS_DUCK_TRACE_PROCESSOR"
 TRACE_PROCESSOR_NAMES = ("trace_processor_shell", "trace_processor")
 RELAX_CSP_FLAG = "Relax Content Security Policy for 127.0.0.1:*"
@@ -79,6 +79,7 @@ class TraceProcessorError(NsysDuckError):
 
 
 # --- which trace ------------------------------------------------------------
+
 
 def _not_converted(report: str = "REPORT") -> NotConvertedError:
     return NotConvertedError(f"not converted yet (run nsys-duck convert {report} first)")
@@ -105,6 +106,7 @@ def resolve_trace(name: str, root: Path | None = None) -> Path:
 
 # --- links ------------------------------------------------------------------
 
+
 def deep_link(file_url: str, port: int = DEFAULT_PORT) -> str:
     """The ui.perfetto.dev link that loads ``file_url``.
 
@@ -130,7 +132,8 @@ def _port_in_use(port: int) -> PortInUseError:
     return PortInUseError(
         f"port {port} on {HOST} is already in use (another nsys-duck open or "
         f"trace_processor_shell --httpd?); stop that program or choose another "
-        f"port with --port")
+        f"port with --port"
+    )
 
 
 def _listen_error(port: int, exc: OSError) -> NsysDuckError:
@@ -141,15 +144,16 @@ def _listen_error(port: int, exc: OSError) -> NsysDuckError:
 
 # --- serving the file -----------------------------------------------------------
 
+
 class _Handler(BaseHTTPRequestHandler):
     """GET/HEAD of the one trace path; 404 for every other path or method."""
 
-    server: "_HTTPServer"
+    server: _HTTPServer
 
     def version_string(self) -> str:
         return "nsys-duck"
 
-    def log_message(self, format, *args):   # no per-request noise on stderr
+    def log_message(self, format, *args):  # no per-request noise on stderr
         pass
 
     def _host_ok(self) -> bool:
@@ -171,7 +175,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _cors(self) -> None:
         self.send_header("Access-Control-Allow-Origin", PERFETTO_UI)
 
-    def do_OPTIONS(self):   # a CORS preflight (plain GETs need none)
+    def do_OPTIONS(self):  # a CORS preflight (plain GETs need none)
         if not self._host_ok():
             return self._refuse(403, "Forbidden host")
         if not self._is_trace_path():
@@ -191,7 +195,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_HEAD(self):
         self._send_trace(body=False)
 
-    def do_POST(self):   # ui.perfetto.dev probes POST /status for trace_processor
+    def do_POST(self):  # ui.perfetto.dev probes POST /status for trace_processor
         self._refuse(404, "Not found")
 
     do_PUT = do_DELETE = do_PATCH = do_POST
@@ -203,7 +207,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._refuse(404, "Not found")
         owner = self.server.owner
         try:
-            f = open(owner.trace, "rb")    # opened per request: a re-conversion is served
+            f = open(owner.trace, "rb")  # opened per request: a re-conversion is served
         except OSError:
             return self._refuse(404, "The trace file is gone")
         sent = 0
@@ -222,7 +226,7 @@ class _Handler(BaseHTTPRequestHandler):
                     self.wfile.write(chunk)
                     sent += len(chunk)
                 self.wfile.flush()
-            except OSError:      # the tab was closed mid-transfer
+            except OSError:  # the tab was closed mid-transfer
                 return
         if sent == size:
             owner._fetched(size)
@@ -230,11 +234,11 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
-    owner: "TraceServer"
+    owner: TraceServer
 
     def handle_error(self, request, client_address):
         exc = sys.exc_info()[1]
-        if isinstance(exc, OSError):    # a client hung up: nothing to report
+        if isinstance(exc, OSError):  # a client hung up: nothing to report
             return
         super().handle_error(request, client_address)
 
@@ -249,8 +253,12 @@ class TraceServer:
     complete GET of the file; :attr:`fetches` counts them.
     """
 
-    def __init__(self, trace: str | os.PathLike, port: int = DEFAULT_PORT,
-                 on_fetch: Callable[[int], None] | None = None):
+    def __init__(
+        self,
+        trace: str | os.PathLike,
+        port: int = DEFAULT_PORT,
+        on_fetch: Callable[[int], None] | None = None,
+    ):
         self.trace = Path(trace).resolve()
         if not self.trace.is_file():
             raise InputError(f"{self.trace}: no such file")
@@ -282,11 +290,14 @@ class TraceServer:
             self._on_fetch(size)
         self.fetched.set()
 
-    def start(self) -> "TraceServer":
+    def start(self) -> TraceServer:
         if self._thread is None:
-            self._thread = threading.Thread(target=self._httpd.serve_forever,
-                                            kwargs={"poll_interval": 0.1},
-                                            name="nsys-duck-open", daemon=True)
+            self._thread = threading.Thread(
+                target=self._httpd.serve_forever,
+                kwargs={"poll_interval": 0.1},
+                name="nsys-duck-open",
+                daemon=True,
+            )
             self._thread.start()
         return self
 
@@ -297,7 +308,7 @@ class TraceServer:
             self._thread = None
         self._httpd.server_close()
 
-    def __enter__(self) -> "TraceServer":
+    def __enter__(self) -> TraceServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -305,6 +316,7 @@ class TraceServer:
 
 
 # --- trace_processor_shell --httpd ------------------------------------------
+
 
 def find_trace_processor(explicit: str | os.PathLike | None = None) -> Path | None:
     """``explicit``, else ``$NSYS_DUCK_TRACE_PROCESSOR``, else
@@ -314,8 +326,10 @@ def find_trace_processor(explicit: str | os.PathLike | None = None) -> Path | No
         TraceProcessorError: ``explicit`` (or the variable) names no
             executable file.
     """
-    for given, what in ((explicit, "--trace-processor"),
-                        (os.environ.get(ENV_TRACE_PROCESSOR), f"${ENV_TRACE_PROCESSOR}")):
+    for given, what in (
+        (explicit, "--trace-processor"),
+        (os.environ.get(ENV_TRACE_PROCESSOR), f"${ENV_TRACE_PROCESSOR}"),
+    ):
         if given:
             path = Path(given).expanduser()
             if not path.is_file():
@@ -362,8 +376,9 @@ class TraceProcessorServer:
     it as text); :meth:`stop` ends the process (SIGTERM, then SIGKILL).
     """
 
-    def __init__(self, binary: str | os.PathLike, trace: str | os.PathLike,
-                 port: int = DEFAULT_PORT):
+    def __init__(
+        self, binary: str | os.PathLike, trace: str | os.PathLike, port: int = DEFAULT_PORT
+    ):
         self.binary = Path(binary)
         self.trace = Path(trace).resolve()
         self.port = port
@@ -400,13 +415,17 @@ class TraceProcessorServer:
         _check_port_free(self.port)
         t0 = time.monotonic()
         try:
-            self.proc = subprocess.Popen(self.command, stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(
+                self.command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+            )
         except OSError as exc:
-            raise TraceProcessorError(f"cannot run {self.binary}: {exc.strerror or exc}") \
-                from None
-        self._reader = threading.Thread(target=self._drain, daemon=True,
-                                        name="trace_processor_shell output")
+            raise TraceProcessorError(f"cannot run {self.binary}: {exc.strerror or exc}") from None
+        self._reader = threading.Thread(
+            target=self._drain, daemon=True, name="trace_processor_shell output"
+        )
         self._reader.start()
         while True:
             if self.proc.poll() is not None:
@@ -420,8 +439,8 @@ class TraceProcessorServer:
             if timeout is not None and time.monotonic() - t0 > timeout:
                 self.stop()
                 raise TraceProcessorError(
-                    f"{self.binary.name} did not answer on {self.status_url} within "
-                    f"{timeout:.0f} s")
+                    f"{self.binary.name} did not answer on {self.status_url} within {timeout:.0f} s"
+                )
             time.sleep(0.2)
 
     def _exited_error(self) -> TraceProcessorError:
@@ -431,10 +450,12 @@ class TraceProcessorServer:
             return TraceProcessorError(
                 f"{self.binary} was built without its HTTP server ({said}); use a "
                 f"trace_processor_shell with it, e.g. the prebuilt one in Perfetto's "
-                f"docs (https://perfetto.dev/docs/visualization/large-traces)")
+                f"docs (https://perfetto.dev/docs/visualization/large-traces)"
+            )
         how = f"signal {-code}" if code is not None and code < 0 else f"status {code}"
-        return TraceProcessorError(f"{self.binary.name} stopped ({how})"
-                                   + (f": {said}" if said else ""))
+        return TraceProcessorError(
+            f"{self.binary.name} stopped ({how})" + (f": {said}" if said else "")
+        )
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -452,7 +473,7 @@ class TraceProcessorServer:
         if self._reader is not None:
             self._reader.join(2)
 
-    def __enter__(self) -> "TraceProcessorServer":
+    def __enter__(self) -> TraceProcessorServer:
         self.start()
         return self
 
@@ -461,6 +482,7 @@ class TraceProcessorServer:
 
 
 # --- the command ----------------------------------------------------------------
+
 
 def can_open_browser() -> bool:
     """A graphical browser can be expected: macOS, Windows, or an X11/Wayland
@@ -479,16 +501,21 @@ def _open_browser(link: str, wanted: bool, out: Echo) -> None:
         return
     try:
         opened = webbrowser.open_new_tab(link)
-    except Exception:       # a broken $BROWSER and the like: the link is printed
+    except Exception:  # a broken $BROWSER and the like: the link is printed
         opened = False
-    out("asked your browser to open the link" if opened else
-        "could not start a browser: open the link yourself")
+    out(
+        "asked your browser to open the link"
+        if opened
+        else "could not start a browser: open the link yourself"
+    )
 
 
 def _ssh_hint(port: int, out: Echo) -> None:
     if os.environ.get("SSH_CONNECTION") or os.environ.get("SSH_CLIENT"):
-        out(f"over SSH: first run on your own computer: ssh -N -L {port}:{HOST}:{port} "
-            f"{socket.gethostname()}  (then open the link there)")
+        out(
+            f"over SSH: first run on your own computer: ssh -N -L {port}:{HOST}:{port} "
+            f"{socket.gethostname()}  (then open the link there)"
+        )
 
 
 class _Stop(Exception):
@@ -497,7 +524,7 @@ class _Stop(Exception):
 
 
 def _raise_stop(signum, frame):
-    for s in _Signals.SIGNALS:       # a second Ctrl-C must not break the clean-up
+    for s in _Signals.SIGNALS:  # a second Ctrl-C must not break the clean-up
         signal.signal(s, signal.SIG_IGN)
     raise _Stop(signum)
 
@@ -505,8 +532,9 @@ def _raise_stop(signum, frame):
 class _Signals:
     """Ctrl-C (SIGINT) and SIGTERM/SIGHUP stop the server cleanly (main thread only)."""
 
-    SIGNALS = tuple(s for s in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None))
-                    if s is not None)
+    SIGNALS = tuple(
+        s for s in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None
+    )
 
     def __enter__(self):
         self.saved = {}
@@ -522,15 +550,23 @@ class _Signals:
 
 def _stopped(out: Echo, signum: int, what: str = "stopped") -> int:
     if sys.stdout.isatty():
-        out("")       # past the terminal's ^C
+        out("")  # past the terminal's ^C
     out(what)
     return 128 + signum
 
 
-def run_open(name: str, *, port: int = DEFAULT_PORT, once: bool = False,
-             browser: bool = True, trace_processor: str | os.PathLike | None = None,
-             accelerate: bool = False, root: Path | None = None,
-             out: Echo = click.echo, err: Echo | None = None) -> int:
+def run_open(
+    name: str,
+    *,
+    port: int = DEFAULT_PORT,
+    once: bool = False,
+    browser: bool = True,
+    trace_processor: str | os.PathLike | None = None,
+    accelerate: bool = False,
+    root: Path | None = None,
+    out: Echo = click.echo,
+    err: Echo | None = None,
+) -> int:
     """``nsys-duck open``: the exit status (0; 1 on an error; 2 on bad options;
     130 after Ctrl-C, 143 after SIGTERM)."""
     err = err or (lambda s: click.echo(s, err=True))
@@ -554,24 +590,29 @@ def run_open(name: str, *, port: int = DEFAULT_PORT, once: bool = False,
             return _run_file_server(trace, size, port, once, browser, out)
     except NsysDuckError as exc:
         return fail(str(exc))
-    except (_Stop, KeyboardInterrupt) as stop:     # before serving began
+    except (_Stop, KeyboardInterrupt) as stop:  # before serving began
         return _stopped(out, getattr(stop, "signum", signal.SIGINT))
 
 
-def _run_file_server(trace: Path, size: int, port: int, once: bool, browser: bool,
-                     out: Echo) -> int:
-    server = TraceServer(trace, port,
-                         on_fetch=lambda n: out(f"sent {trace.name} ({human_size(n)}) "
-                                                f"to the browser"))
+def _run_file_server(
+    trace: Path, size: int, port: int, once: bool, browser: bool, out: Echo
+) -> int:
+    server = TraceServer(
+        trace, port, on_fetch=lambda n: out(f"sent {trace.name} ({human_size(n)}) to the browser")
+    )
     try:
         server.start()
         out(f"serving {trace} ({human_size(size)}) at {server.url}")
         if port != DEFAULT_PORT:
-            out(f"note: ui.perfetto.dev fetches from {HOST}:{DEFAULT_PORT} only, unless "
-                f"its flag \"{RELAX_CSP_FLAG}\" is on (the UI offers to turn it on)")
+            out(
+                f"note: ui.perfetto.dev fetches from {HOST}:{DEFAULT_PORT} only, unless "
+                f'its flag "{RELAX_CSP_FLAG}" is on (the UI offers to turn it on)'
+            )
         if size > BIG_TRACE_BYTES:
-            out(f"note: a big trace; if the browser runs out of memory, use "
-                f"--accelerate (trace_processor_shell --httpd)")
+            out(
+                "note: a big trace; if the browser runs out of memory, use "
+                "--accelerate (trace_processor_shell --httpd)"
+            )
         out(f"open in Perfetto: {server.deep_link}")
         _ssh_hint(server.port, out)
         _open_browser(server.deep_link, browser, out)
@@ -579,7 +620,7 @@ def _run_file_server(trace: Path, size: int, port: int, once: bool, browser: boo
             out("stops after the browser has fetched the trace once; Ctrl-C stops now")
         else:
             out("serving until Ctrl-C (reloads and new tabs fetch the trace again)")
-        done = server.fetched if once else threading.Event()   # else: never set
+        done = server.fetched if once else threading.Event()  # else: never set
         try:
             while not done.wait(0.5):
                 pass
@@ -591,26 +632,36 @@ def _run_file_server(trace: Path, size: int, port: int, once: bool, browser: boo
         server.stop()
 
 
-def _run_accelerator(trace: Path, size: int, port: int, browser: bool,
-                     explicit: str | os.PathLike | None, out: Echo) -> int:
+def _run_accelerator(
+    trace: Path, size: int, port: int, browser: bool, explicit: str | os.PathLike | None, out: Echo
+) -> int:
     binary = find_trace_processor(explicit)
     if binary is None:
         raise TraceProcessorError(
             "no trace_processor_shell found for --accelerate (give --trace-processor "
-            f"FILE, set ${ENV_TRACE_PROCESSOR}, or put trace_processor_shell on PATH)")
+            f"FILE, set ${ENV_TRACE_PROCESSOR}, or put trace_processor_shell on PATH)"
+        )
     tp = TraceProcessorServer(binary, trace, port)
     try:
-        out(f"loading {trace} ({human_size(size)}) into {binary} on {HOST}:{port}; "
-            f"a big trace takes a while")
+        out(
+            f"loading {trace} ({human_size(size)}) into {binary} on {HOST}:{port}; "
+            f"a big trace takes a while"
+        )
         seconds = tp.start()
         link = ui_link(port)
-        out(f"trace_processor_shell serves the trace on http://{HOST}:{port} "
-            f"(loaded in {seconds:.1f} s)")
-        out(f"open {link} and click \"{USE_LOADED_TRACE}\" in its dialog "
-            f"\"Use trace processor native acceleration?\"")
+        out(
+            f"trace_processor_shell serves the trace on http://{HOST}:{port} "
+            f"(loaded in {seconds:.1f} s)"
+        )
+        out(
+            f'open {link} and click "{USE_LOADED_TRACE}" in its dialog '
+            f'"Use trace processor native acceleration?"'
+        )
         if port != DEFAULT_PORT:
-            out(f"note: ui.perfetto.dev connects to {HOST}:{DEFAULT_PORT} only, unless "
-                f"its flag \"{RELAX_CSP_FLAG}\" is on (the UI offers to turn it on)")
+            out(
+                f"note: ui.perfetto.dev connects to {HOST}:{DEFAULT_PORT} only, unless "
+                f'its flag "{RELAX_CSP_FLAG}" is on (the UI offers to turn it on)'
+            )
         _ssh_hint(port, out)
         _open_browser(link, browser, out)
         out("serving until Ctrl-C")
@@ -630,21 +681,37 @@ def _run_accelerator(trace: Path, size: int, port: int, browser: bool,
 
 # --- python -m nsys_duck.serve (the same command as `nsys-duck open`) ----------
 
+
 @click.command("open")
 @click.argument("name")
-@click.option("--port", default=DEFAULT_PORT, show_default=True, type=int,
-              help="Port on 127.0.0.1 (ui.perfetto.dev accepts 9001 without a flag).")
-@click.option("--once", is_flag=True,
-              help="Stop after the browser has fetched the trace once.")
-@click.option("--no-browser", "no_browser", is_flag=True,
-              help="Only print the link (no browser is started anyway without a display).")
-@click.option("--accelerate", is_flag=True,
-              help="Run trace_processor_shell --httpd on the trace instead, for traces "
-                   "too big for the browser.")
-@click.option("--trace-processor", "trace_processor", metavar="FILE",
-              type=click.Path(dir_okay=False, path_type=Path),
-              help="trace_processor_shell to use (implies --accelerate; default: "
-                   "$NSYS_DUCK_TRACE_PROCESSOR, then PATH).")
+@click.option(
+    "--port",
+    default=DEFAULT_PORT,
+    show_default=True,
+    type=int,
+    help="Port on 127.0.0.1 (ui.perfetto.dev accepts 9001 without a flag).",
+)
+@click.option("--once", is_flag=True, help="Stop after the browser has fetched the trace once.")
+@click.option(
+    "--no-browser",
+    "no_browser",
+    is_flag=True,
+    help="Only print the link (no browser is started anyway without a display).",
+)
+@click.option(
+    "--accelerate",
+    is_flag=True,
+    help="Run trace_processor_shell --httpd on the trace instead, for traces "
+    "too big for the browser.",
+)
+@click.option(
+    "--trace-processor",
+    "trace_processor",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="trace_processor_shell to use (implies --accelerate; default: "
+    "$NSYS_DUCK_TRACE_PROCESSOR, then PATH).",
+)
 def open_cmd(name, port, once, no_browser, accelerate, trace_processor):
     """Show a converted trace in ui.perfetto.dev, served from this machine.
 
@@ -657,8 +724,16 @@ def open_cmd(name, port, once, no_browser, accelerate, trace_processor):
 
     Example: nsys-duck open model
     """
-    sys.exit(run_open(name, port=port, once=once, browser=not no_browser,
-                      trace_processor=trace_processor, accelerate=accelerate))
+    sys.exit(
+        run_open(
+            name,
+            port=port,
+            once=once,
+            browser=not no_browser,
+            trace_processor=trace_processor,
+            accelerate=accelerate,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -7,9 +7,9 @@ for tables a lazy export left out (nsys-tables.md 0: no file = no rows).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import duckdb
 import pyarrow as pa
@@ -54,8 +54,8 @@ class ExpectedColumn:
     """A column the SQL stages read, from ``sql/10_sources/nsys_tables.sql``."""
 
     name: str
-    type: str        # DuckDB type of the stand-in, e.g. BIGINT
-    required: bool   # declared NOT NULL there: the export must have it
+    type: str  # DuckDB type of the stand-in, e.g. BIGINT
+    required: bool  # declared NOT NULL there: the export must have it
 
 
 Expected = dict[str, list[ExpectedColumn]]
@@ -87,7 +87,8 @@ def expected_columns(standin_sql: str) -> Expected:
         rows = scratch.execute(
             "SELECT table_name, column_name, data_type, NOT is_nullable "
             "FROM duckdb_columns() WHERE schema_name = 'nsys' "
-            "ORDER BY table_name, column_index").fetchall()
+            "ORDER BY table_name, column_index"
+        ).fetchall()
     finally:
         scratch.close()
     out: Expected = {}
@@ -96,8 +97,18 @@ def expected_columns(standin_sql: str) -> Expected:
     return out
 
 
-_INT_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
-              "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT")
+_INT_TYPES = (
+    "TINYINT",
+    "SMALLINT",
+    "INTEGER",
+    "BIGINT",
+    "HUGEINT",
+    "UTINYINT",
+    "USMALLINT",
+    "UINTEGER",
+    "UBIGINT",
+    "UHUGEINT",
+)
 
 
 def _kind_of_arrow(t: pa.DataType) -> str:
@@ -135,17 +146,15 @@ def _first_line(exc: BaseException) -> str:
     return text[:300] or type(exc).__name__
 
 
-def _string_problems(path: Path, schema: pa.Schema,
-                     skip: tuple[str, ...] = ()) -> list[str]:
+def _string_problems(path: Path, schema: pa.Schema, skip: tuple[str, ...] = ()) -> list[str]:
     """Names of the string columns of ``path`` holding invalid UTF-8
     (``skip``: columns never read, not scanned)."""
-    cols = [f.name for f in schema
-            if _kind_of_arrow(f.type) == "string" and f.name not in skip]
+    cols = [f.name for f in schema if _kind_of_arrow(f.type) == "string" and f.name not in skip]
     if not cols:
         return []
     table = pq.read_table(path, columns=cols)
     bad = []
-    for name, column in zip(cols, table.columns):
+    for name, column in zip(cols, table.columns, strict=True):
         for chunk in column.chunks:
             try:
                 chunk.validate(full=True)
@@ -155,8 +164,9 @@ def _string_problems(path: Path, schema: pa.Schema,
     return bad
 
 
-def _repair_strings(path: Path, columns: list[str], dest: Path,
-                    skip: tuple[str, ...] = ()) -> list[tuple[str, int]]:
+def _repair_strings(
+    path: Path, columns: list[str], dest: Path, skip: tuple[str, ...] = ()
+) -> list[tuple[str, int]]:
     """Copy ``path`` to ``dest`` with invalid UTF-8 bytes replaced by U+FFFD
     (``skip``: columns never read, left out of the copy).
 
@@ -172,8 +182,9 @@ def _repair_strings(path: Path, columns: list[str], dest: Path,
             column = column.cast(column.type.value_type)
         fixed, n = [], 0
         for chunk in column.chunks:
-            raw = chunk.view(pa.large_binary() if pa.types.is_large_string(chunk.type)
-                             else pa.binary())
+            raw = chunk.view(
+                pa.large_binary() if pa.types.is_large_string(chunk.type) else pa.binary()
+            )
             values = []
             for v in raw.to_pylist():
                 if v is None:
@@ -185,19 +196,23 @@ def _repair_strings(path: Path, columns: list[str], dest: Path,
                     values.append(v.decode("utf-8", "replace"))
                     n += 1
             fixed.append(pa.array(values, pa.string()))
-        table = table.set_column(i, pa.field(name, pa.string()),
-                                 pa.chunked_array(fixed, pa.string()))
+        table = table.set_column(
+            i, pa.field(name, pa.string()), pa.chunked_array(fixed, pa.string())
+        )
         counts.append((name, n))
     pq.write_table(table, dest, compression="zstd")
     return counts
 
 
-def register_export(con: duckdb.DuckDBPyConnection, export_dir: Path,
-                    *, expected: Expected | None = None,
-                    scratch: Path | None = None,
-                    notes: ExportNotes | None = None,
-                    materialize: Callable[[str], bool] | None = None,
-                    ) -> dict[str, list[str]]:
+def register_export(
+    con: duckdb.DuckDBPyConnection,
+    export_dir: Path,
+    *,
+    expected: Expected | None = None,
+    scratch: Path | None = None,
+    notes: ExportNotes | None = None,
+    materialize: Callable[[str], bool] | None = None,
+) -> dict[str, list[str]]:
     """Create schema ``nsys`` with one view (or table) per Parquet table of the export.
 
     Args:
@@ -234,8 +249,10 @@ def register_export(con: duckdb.DuckDBPyConnection, export_dir: Path,
         try:
             schema = pq.read_schema(path)
         except Exception as exc:  # pyarrow raises several types for bad files
-            raise ExportDataError(f"the export's file {path.name} is damaged or not a "
-                                  f"Parquet file ({_first_line(exc)})") from None
+            raise ExportDataError(
+                f"the export's file {path.name} is damaged or not a "
+                f"Parquet file ({_first_line(exc)})"
+            ) from None
         never = tuple(c for c in NEVER_READ.get(table, ()) if c in schema.names)
         columns[table] = [n for n in schema.names if n not in never]
         select = ["*"]
@@ -244,35 +261,37 @@ def register_export(con: duckdb.DuckDBPyConnection, export_dir: Path,
             if want.name not in schema.names:
                 if want.required:
                     raise ExportDataError(
-                        f"the export's table {table} has no column \"{want.name}\", "
+                        f'the export\'s table {table} has no column "{want.name}", '
                         "which nsys-duck needs (export the report again with "
-                        "an unmodified nsys export)")
+                        "an unmodified nsys export)"
+                    )
                 select.append(f"CAST(NULL AS {want.type}) AS {_quote(want.name)}")
                 notes.filled_columns.append((table, want.name))
                 continue
             have = _kind_of_arrow(schema.field(want.name).type)
             need = _kind_of_duckdb(want.type)
             if have == "null":
-                replace.append(f"CAST({_quote(want.name)} AS {want.type}) AS "
-                               f"{_quote(want.name)}")
+                replace.append(f"CAST({_quote(want.name)} AS {want.type}) AS {_quote(want.name)}")
             elif have != need:
                 raise ExportDataError(
-                    f"the export's table {table} has column \"{want.name}\" of type "
-                    f"{schema.field(want.name).type}, expected {need} ({want.type})")
+                    f'the export\'s table {table} has column "{want.name}" of type '
+                    f"{schema.field(want.name).type}, expected {need} ({want.type})"
+                )
         source = path
         if table in expected and scratch is not None:
             try:
                 bad = _string_problems(path, schema, never)
             except Exception as exc:
-                raise ExportDataError(f"the export's file {path.name} is damaged "
-                                      f"({_first_line(exc)})") from None
+                raise ExportDataError(
+                    f"the export's file {path.name} is damaged ({_first_line(exc)})"
+                ) from None
             if bad:
                 source = Path(scratch) / f"repaired-{table}.parquet"
                 for column, n in _repair_strings(path, bad, source, never):
                     notes.repaired_strings.append((table, column, n))
         shown = source.resolve()
         star = "*"
-        if never and source == path:   # a repaired copy has left them out already
+        if never and source == path:  # a repaired copy has left them out already
             star += " EXCLUDE (" + ", ".join(_quote(c) for c in never) + ")"
         if replace:
             star += " REPLACE (" + ", ".join(replace) + ")"
@@ -291,7 +310,7 @@ def find_damaged(export_dir: Path) -> tuple[str, str] | None:
     Used after DuckDB failed on the export, to tell a damaged file from a bug
     (reads every file completely, so only on the failure path).
     """
-    for table, path in parquet_tables(export_dir).items():
+    for path in parquet_tables(export_dir).values():
         try:
             pf = pq.ParquetFile(path)
             for i in range(pf.num_row_groups):

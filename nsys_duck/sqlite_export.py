@@ -10,7 +10,8 @@ which omits empty tables), so everything downstream
 - Reading: Apache Arrow's ADBC SQLite driver streams Arrow record batches
   from C (``adbc.sqlite.query.batch_rows`` rows each), read-only (and
   ``immutable``, so no lock or journal file is needed, only when SQLite
-  cannot open it read-only where it lies); each batch is written at once (ParquetWriter, zstd), so memory
+  cannot open it read-only where it lies); each batch is written at once
+  (ParquetWriter, zstd), so memory
   stays bounded by one batch whatever the file's size.
 - Type witness: ADBC infers each column's Arrow type from the first batch,
   so a column that is NULL throughout it would become int64 and a later
@@ -50,13 +51,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import urllib.parse
+from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -74,20 +74,27 @@ NSIGHT_TABLES = ("StringIds", "META_DATA_EXPORT", "EXPORT_META_DATA")
 
 # DuckDB type of a stand-in column -> the Arrow type DuckDB reads it from
 ARROW_OF_DUCKDB = {
-    "UBIGINT": pa.uint64(), "BIGINT": pa.int64(), "INTEGER": pa.int32(),
-    "SMALLINT": pa.int16(), "TINYINT": pa.int8(), "UINTEGER": pa.uint32(),
-    "USMALLINT": pa.uint16(), "UTINYINT": pa.uint8(), "VARCHAR": pa.string(),
-    "DOUBLE": pa.float64(), "FLOAT": pa.float32(),
+    "UBIGINT": pa.uint64(),
+    "BIGINT": pa.int64(),
+    "INTEGER": pa.int32(),
+    "SMALLINT": pa.int16(),
+    "TINYINT": pa.int8(),
+    "UINTEGER": pa.uint32(),
+    "USMALLINT": pa.uint16(),
+    "UTINYINT": pa.uint8(),
+    "VARCHAR": pa.string(),
+    "DOUBLE": pa.float64(),
+    "FLOAT": pa.float32(),
 }
 
-Progress = Callable[[str, int], None]   # (table, rows written so far)
+Progress = Callable[[str, int], None]  # (table, rows written so far)
 
 
 @dataclass(frozen=True)
 class _Column:
     name: str
-    declared: str     # the declared SQLite type, as written in the DDL
-    affinity: str     # 'integer', 'text', 'real' or 'blob' (how it is read)
+    declared: str  # the declared SQLite type, as written in the DDL
+    affinity: str  # 'integer', 'text', 'real' or 'blob' (how it is read)
 
 
 @dataclass
@@ -95,22 +102,29 @@ class Transcription:
     """What :func:`transcribe` wrote: rows per table (tables with rows only)."""
 
     tables: dict[str, int] = field(default_factory=dict)
-    empty: list[str] = field(default_factory=list)     # no rows: no file
-    skipped: list[str] = field(default_factory=list)   # names no file can have
+    empty: list[str] = field(default_factory=list)  # no rows: no file
+    skipped: list[str] = field(default_factory=list)  # names no file can have
 
 
 # --- opening -----------------------------------------------------------------
+
 
 def _uri(path: Path, immutable: bool = False) -> str:
     """Read-only SQLite URI; ``immutable`` also skips locks and journals (for
     a database SQLite cannot open read-only where it lies, e.g. one in WAL
     mode in a read-only folder; a pending -wal file is then not read)."""
-    return ("file:" + urllib.parse.quote(str(Path(path).resolve()), safe="/")
-            + "?mode=ro" + ("&immutable=1" if immutable else ""))
+    return (
+        "file:"
+        + urllib.parse.quote(str(Path(path).resolve()), safe="/")
+        + "?mode=ro"
+        + ("&immutable=1" if immutable else "")
+    )
 
 
-_PREFIXES = re.compile(r"^(?:[A-Z_]+: )?(?:\[SQLite\] )?(?:Failed to (?:prepare|step|"
-                       r"execute) (?:query|statement): )?")
+_PREFIXES = re.compile(
+    r"^(?:[A-Z_]+: )?(?:\[SQLite\] )?(?:Failed to (?:prepare|step|"
+    r"execute) (?:query|statement): )?"
+)
 
 
 def sqlite_message(exc: BaseException) -> str:
@@ -130,6 +144,7 @@ def _connect(path: Path):
     immutable."""
     import adbc_driver_manager
     import adbc_driver_sqlite.dbapi as dbapi
+
     try:
         con = dbapi.connect(_uri(path), autocommit=True)
         try:
@@ -146,6 +161,7 @@ def _connect(path: Path):
 
 def _query(con, sql: str) -> list[tuple]:
     import adbc_driver_manager
+
     try:
         with closing(con.cursor()) as cur:
             cur.execute(sql)
@@ -163,9 +179,14 @@ def _quote_str(value: str) -> str:
 
 
 def _tables(con) -> list[str]:
-    return [r[0] for r in _query(
-        con, "SELECT name FROM sqlite_master WHERE type = 'table' "
-             "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")]
+    return [
+        r[0]
+        for r in _query(
+            con,
+            "SELECT name FROM sqlite_master WHERE type = 'table' "
+            "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+        )
+    ]
 
 
 def check_export(path: Path) -> list[str]:
@@ -181,17 +202,20 @@ def check_export(path: Path) -> list[str]:
     except OSError as exc:
         raise InputError(f"cannot read the SQLite export: {exc.strerror or exc}") from None
     if head != SQLITE_MAGIC:
-        raise InputError("not an SQLite database (a .sqlite file must be made by "
-                         "nsys export --type=sqlite)")
+        raise InputError(
+            "not an SQLite database (a .sqlite file must be made by nsys export --type=sqlite)"
+        )
     with closing(_connect(path)) as con:
         tables = _tables(con)
     if not set(NSIGHT_TABLES) & set(tables):
-        raise InputError("not an Nsight Systems SQLite export (no StringIds or "
-                         "META_DATA_EXPORT table in it)")
+        raise InputError(
+            "not an Nsight Systems SQLite export (no StringIds or META_DATA_EXPORT table in it)"
+        )
     return tables
 
 
 # --- types -------------------------------------------------------------------
+
 
 def _affinity(declared: str) -> str:
     """How a column is read, from its declared type (SQLite's affinity rules,
@@ -208,10 +232,13 @@ def _affinity(declared: str) -> str:
     return "text"
 
 
-_WITNESS = {"integer": ("0", "INTEGER"), "text": ("''", "TEXT"),
-            "real": ("0.0", "REAL"), "blob": ("X''", "BLOB")}
-_KIND = {"integer": "integer", "text": "string", "real": "floating-point",
-         "blob": "binary"}
+_WITNESS = {
+    "integer": ("0", "INTEGER"),
+    "text": ("''", "TEXT"),
+    "real": ("0.0", "REAL"),
+    "blob": ("X''", "BLOB"),
+}
+_KIND = {"integer": "integer", "text": "string", "real": "floating-point", "blob": "binary"}
 
 
 def _kind_of(t: pa.DataType) -> str:
@@ -231,12 +258,13 @@ def _select(table: str, columns: list[_Column]) -> str:
     integer and real columns are not, so a value of another type (text in
     an INTEGER column) makes the driver stop with a type mismatch instead of
     SQLite's CAST turning it silently into 0."""
-    witness = ", ".join(f"{_WITNESS[c.affinity][0]} AS {_quote_id(c.name)}"
-                        for c in columns)
+    witness = ", ".join(f"{_WITNESS[c.affinity][0]} AS {_quote_id(c.name)}" for c in columns)
     rows = ", ".join(
         f"CAST({_quote_id(c.name)} AS {_WITNESS[c.affinity][1]})"
-        if c.affinity in ("text", "blob") else _quote_id(c.name)
-        for c in columns)
+        if c.affinity in ("text", "blob")
+        else _quote_id(c.name)
+        for c in columns
+    )
     return f"SELECT {witness} UNION ALL SELECT {rows} FROM {_quote_id(table)}"
 
 
@@ -248,12 +276,14 @@ def _read_failure(table: str, exc: BaseException) -> ExportDataError:
         return ExportDataError(
             f"the SQLite export's table {table} holds a value whose type differs from "
             f"its column's declared type ({message}); it was not written by nsys, "
-            "or was edited")
+            "or was edited"
+        )
     return _damaged(exc)
 
 
-def _targets(table: str, columns: list[_Column], expected: Expected
-             ) -> dict[str, tuple[pa.DataType, str]]:
+def _targets(
+    table: str, columns: list[_Column], expected: Expected
+) -> dict[str, tuple[pa.DataType, str]]:
     """column -> (Arrow type, DuckDB type) for the stand-in columns it can take."""
     out = {}
     for want in expected.get(table, []):
@@ -266,46 +296,60 @@ def _targets(table: str, columns: list[_Column], expected: Expected
     return out
 
 
-def _convert(table: str, batch: pa.RecordBatch,
-             targets: dict[str, tuple[pa.DataType, str]]) -> pa.RecordBatch:
+def _convert(
+    table: str, batch: pa.RecordBatch, targets: dict[str, tuple[pa.DataType, str]]
+) -> pa.RecordBatch:
     if not targets:
         return batch
     arrays = []
-    for name, array in zip(batch.schema.names, batch.columns):
+    for name, array in zip(batch.schema.names, batch.columns, strict=True):
         target = targets.get(name)
         if target is not None and array.type != target[0]:
             arrow, duck = target
             if pa.types.is_int64(array.type) and pa.types.is_uint64(arrow):
-                array = pc.cast(array, arrow, safe=False)   # reinterprets the bits
+                array = pc.cast(array, arrow, safe=False)  # reinterprets the bits
             else:
                 try:
                     array = pc.cast(array, arrow)
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                     raise ExportDataError(
                         f"the SQLite export's table {table} has a value in column "
-                        f"\"{name}\" that does not fit {duck} "
-                        f"({' '.join(str(exc).split())[:200]})") from None
+                        f'"{name}" that does not fit {duck} '
+                        f"({' '.join(str(exc).split())[:200]})"
+                    ) from None
         arrays.append(array)
     return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
 
 
 def standin_digest(expected: Expected) -> str:
     """A short digest of the stand-in column types (a transcription depends on them)."""
-    text = json.dumps({t: [[c.name, c.type] for c in cols]
-                       for t, cols in sorted(expected.items())}, sort_keys=True)
+    text = json.dumps(
+        {t: [[c.name, c.type] for c in cols] for t, cols in sorted(expected.items())},
+        sort_keys=True,
+    )
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 # --- transcription -----------------------------------------------------------
 
+
 def _usable_file_name(table: str) -> bool:
-    return (table not in ("", ".", "..") and "/" not in table and "\0" not in table
-            and len(table.encode("utf-8", "surrogateescape")) <= 200)
+    return (
+        table not in ("", ".", "..")
+        and "/" not in table
+        and "\0" not in table
+        and len(table.encode("utf-8", "surrogateescape")) <= 200
+    )
 
 
-def transcribe(sqlite_path: Path, dest: Path, expected: Expected | None = None, *,
-               progress: Progress | None = None,
-               batch_rows: int = BATCH_ROWS) -> Transcription:
+def transcribe(
+    sqlite_path: Path,
+    dest: Path,
+    expected: Expected | None = None,
+    *,
+    progress: Progress | None = None,
+    batch_rows: int = BATCH_ROWS,
+) -> Transcription:
     """Write every table of ``sqlite_path`` that has rows as ``dest/<TABLE>.parquet``.
 
     ``dest`` must not exist yet (the caller renames it into place when this
@@ -330,40 +374,56 @@ def transcribe(sqlite_path: Path, dest: Path, expected: Expected | None = None, 
     with closing(_connect(sqlite_path)) as con:
         tables = _tables(con)
         if not set(NSIGHT_TABLES) & set(tables):
-            raise InputError("not an Nsight Systems SQLite export (no StringIds or "
-                             "META_DATA_EXPORT table in it)")
+            raise InputError(
+                "not an Nsight Systems SQLite export (no StringIds or META_DATA_EXPORT table in it)"
+            )
         for table in tables:
             if not _usable_file_name(table):
-                result.skipped.append(table)   # no Nsight table has such a name
+                result.skipped.append(table)  # no Nsight table has such a name
                 continue
             never = NEVER_READ.get(table, ())
-            columns = [_Column(name, decl or "", _affinity(decl or ""))
-                       for name, decl in _query(
-                           con, "SELECT name, type FROM pragma_table_info("
-                                f"{_quote_str(table)}) ORDER BY cid")
-                       if name not in never]
+            columns = [
+                _Column(name, decl or "", _affinity(decl or ""))
+                for name, decl in _query(
+                    con,
+                    f"SELECT name, type FROM pragma_table_info({_quote_str(table)}) ORDER BY cid",
+                )
+                if name not in never
+            ]
             if not columns:
                 result.empty.append(table)
                 continue
             if progress:
                 progress(table, 0)
             targets = _targets(table, columns, expected)
-            rows = _copy_table(con, table, columns, targets, dest, batch_rows,
-                               progress, adbc_driver_manager.Error)
+            rows = _copy_table(
+                con, table, columns, targets, dest, batch_rows, progress, adbc_driver_manager.Error
+            )
             if rows:
                 result.tables[table] = rows
             else:
                 result.empty.append(table)
-    marker = {"source": str(sqlite_path.resolve()), "size": st.st_size,
-              "mtime_ns": st.st_mtime_ns, "standins": standin_digest(expected),
-              "tables": result.tables}
+    marker = {
+        "source": str(sqlite_path.resolve()),
+        "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns,
+        "standins": standin_digest(expected),
+        "tables": result.tables,
+    }
     (dest / MARKER).write_text(json.dumps(marker, indent=1) + "\n")
     return result
 
 
-def _copy_table(con, table: str, columns: list[_Column],
-                targets: dict[str, tuple[pa.DataType, str]], dest: Path,
-                batch_rows: int, progress: Progress | None, adbc_error) -> int:
+def _copy_table(
+    con,
+    table: str,
+    columns: list[_Column],
+    targets: dict[str, tuple[pa.DataType, str]],
+    dest: Path,
+    batch_rows: int,
+    progress: Progress | None,
+    adbc_error,
+) -> int:
     rows = 0
     writer: pq.ParquetWriter | None = None
     try:
@@ -380,7 +440,7 @@ def _copy_table(con, table: str, columns: list[_Column],
                     batch = reader.read_next_batch()
                 except StopIteration:
                     break
-                except (adbc_error, OSError) as exc:   # a bad value or page
+                except (adbc_error, OSError) as exc:  # a bad value or page
                     raise _read_failure(table, exc) from None
                 if first:
                     first = False
@@ -390,15 +450,18 @@ def _copy_table(con, table: str, columns: list[_Column],
                     continue
                 batch = _convert(table, batch, targets)
                 if writer is None:
-                    writer = pq.ParquetWriter(dest / f"{table}.parquet", batch.schema,
-                                              compression="zstd")
+                    writer = pq.ParquetWriter(
+                        dest / f"{table}.parquet", batch.schema, compression="zstd"
+                    )
                 writer.write_batch(batch)
                 rows += batch.num_rows
                 if progress:
                     progress(table, rows)
             if first:
-                raise ExportDataError(f"the SQLite export's table {table} gave no rows, "
-                                      "not even the type witness (a bug)")
+                raise ExportDataError(
+                    f"the SQLite export's table {table} gave no rows, "
+                    "not even the type witness (a bug)"
+                )
     finally:
         if writer is not None:
             writer.close()
@@ -411,19 +474,21 @@ _WITNESS_VALUE = {"integer": 0, "text": "", "real": 0.0, "blob": b""}
 def _check_witness(table: str, batch: pa.RecordBatch, columns: list[_Column]) -> None:
     """Row 0 of the first batch must be the type witness (SQLite emits the
     left side of UNION ALL first); dropping anything else would lose a row."""
-    for column, field_ in zip(columns, batch.schema):
+    for column, field_ in zip(columns, batch.schema, strict=True):
         if _kind_of(field_.type) != _KIND[column.affinity]:
             # the driver typed the column from a value of another type in
             # the first batch (text in an INTEGER column...)
             raise ExportDataError(
                 f"the SQLite export's table {table} holds a value whose type differs "
-                f"from its column's declared type (column \"{column.name}\" is declared "
+                f'from its column\'s declared type (column "{column.name}" is declared '
                 f"{column.affinity} and holds {_kind_of(field_.type)} values); it was "
-                "not written by nsys, or was edited")
+                "not written by nsys, or was edited"
+            )
     row = batch.slice(0, 1).to_pylist()
     if not row or list(row[0].values()) != [_WITNESS_VALUE[c.affinity] for c in columns]:
-        raise ExportDataError(f"the SQLite export's table {table} did not start with "
-                              "the type witness row (a bug)")
+        raise ExportDataError(
+            f"the SQLite export's table {table} did not start with the type witness row (a bug)"
+        )
 
 
 def read_marker(parquet_dir: Path) -> dict | None:

@@ -11,8 +11,8 @@ from .errors import InputError
 from .sources import is_export_dir
 
 REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
-SQLITE_SUFFIX = ".sqlite"      # nsys export --type=sqlite
-PQTDIR_SUFFIX = "_pqtdir"      # newer nsys writes -o OUT as the folder OUT_pqtdir
+SQLITE_SUFFIX = ".sqlite"  # nsys export --type=sqlite
+PQTDIR_SUFFIX = "_pqtdir"  # newer nsys writes -o OUT as the folder OUT_pqtdir
 
 
 def workspace_root() -> Path:
@@ -27,8 +27,8 @@ class Source:
     existing Parquet export folder."""
 
     path: Path
-    kind: str   # 'report', 'sqlite' or 'export'
-    name: str   # NAME of the workspace folder
+    kind: str  # 'report', 'sqlite' or 'export'
+    name: str  # NAME of the workspace folder
 
 
 def classify_input(path: str | os.PathLike) -> Source:
@@ -55,8 +55,10 @@ def classify_input(path: str | os.PathLike) -> Source:
     p = p.resolve()
     if p.is_dir():
         if not is_export_dir(p):
-            raise InputError("this folder is not an Nsight Parquet export "
-                             "(no StringIds.parquet or META_DATA_EXPORT.parquet in it)")
+            raise InputError(
+                "this folder is not an Nsight Parquet export "
+                "(no StringIds.parquet or META_DATA_EXPORT.parquet in it)"
+            )
         if p.name == "parquet":
             name = p.parent.name
         elif p.name.endswith(PQTDIR_SUFFIX) and len(p.name) > len(PQTDIR_SUFFIX):
@@ -64,18 +66,20 @@ def classify_input(path: str | os.PathLike) -> Source:
         else:
             name = p.name
         return Source(p, "export", _check_name(name))
-    suffix = next((s for s in REPORT_SUFFIXES + (SQLITE_SUFFIX,) if p.name.endswith(s)),
-                  None)
+    suffix = next((s for s in REPORT_SUFFIXES + (SQLITE_SUFFIX,) if p.name.endswith(s)), None)
     if suffix is None:
-        raise InputError("not an Nsight Systems report (expected a .nsys-rep "
-                         "or .qdrep file, an SQLite export .sqlite, or a Parquet "
-                         "export folder)")
+        raise InputError(
+            "not an Nsight Systems report (expected a .nsys-rep "
+            "or .qdrep file, an SQLite export .sqlite, or a Parquet "
+            "export folder)"
+        )
     kind = "sqlite" if suffix == SQLITE_SUFFIX else "report"
     if not p.is_file():
-        raise InputError("not a regular file (an SQLite export must be a .sqlite file)"
-                         if kind == "sqlite" else
-                         "not a regular file (a report must be a .nsys-rep or .qdrep "
-                         "file)")
+        raise InputError(
+            "not a regular file (an SQLite export must be a .sqlite file)"
+            if kind == "sqlite"
+            else "not a regular file (a report must be a .nsys-rep or .qdrep file)"
+        )
     if not os.access(p, os.R_OK):
         raise InputError("the report is not readable (permission denied)")
     size = p.stat().st_size
@@ -88,8 +92,9 @@ def classify_input(path: str | os.PathLike) -> Source:
         except OSError as exc:
             raise InputError(f"cannot read the report: {exc.strerror or exc}") from None
         if head.startswith(b"version https://git-lfs"):
-            raise InputError("this is a Git LFS pointer, not the report itself "
-                             "(run git lfs pull to fetch it)")
+            raise InputError(
+                "this is a Git LFS pointer, not the report itself (run git lfs pull to fetch it)"
+            )
     # NAME from the path as given: a symlink mymodel.nsys-rep -> report1.nsys-rep
     # is converted as mymodel (README: model.nsys-rep -> model/)
     given = Path(path).expanduser().name
@@ -97,6 +102,7 @@ def classify_input(path: str | os.PathLike) -> Source:
     name = _check_name(given[: -len(named)] if named else p.name[: -len(suffix)])
     if kind == "sqlite":
         from .sqlite_export import check_export
+
         check_export(p)
     return Source(p, kind, name)
 
@@ -112,21 +118,24 @@ def _check_name(name: str) -> str:
     """NAME must be a plain folder name inside the workspace root; characters
     of :data:`PATH_SPECIAL` become ``_``."""
     if name in ("", ".", "..") or "/" in name or "\0" in name:
-        raise InputError(f"cannot use {name!r} as a workspace name; rename the "
-                         "report (or the export folder)")
+        raise InputError(
+            f"cannot use {name!r} as a workspace name; rename the report (or the export folder)"
+        )
     return "".join("_" if c in PATH_SPECIAL else c for c in name)
 
 
 def _check_folder(path: Path, what: str) -> Path:
     special = sorted({c for c in str(path) if c in PATH_SPECIAL})
     if special:
-        raise InputError(f"the {what} {path} has {' '.join(special)} in its path, which "
-                         "DuckDB reads as a pattern; choose another folder")
+        raise InputError(
+            f"the {what} {path} has {' '.join(special)} in its path, which "
+            "DuckDB reads as a pattern; choose another folder"
+        )
     return path
 
 
-JSON_SUFFIX = ".perfetto.json.gz"      # NAME.perfetto.json.gz
-DATABASE_SUFFIX = ".duckdb"            # NAME.duckdb
+JSON_SUFFIX = ".perfetto.json.gz"  # NAME.perfetto.json.gz
+DATABASE_SUFFIX = ".duckdb"  # NAME.duckdb
 
 
 @dataclass(frozen=True)
@@ -159,16 +168,16 @@ class Workspace:
     @property
     def outputs(self) -> tuple[Path, ...]:
         """The files a conversion publishes (the database only when asked for)."""
-        return (self.json_gz, self.events_parquet, self.kernel_dependencies,
-                self.database)
+        return (self.json_gz, self.events_parquet, self.kernel_dependencies, self.database)
 
     @property
     def lock(self) -> Path:
         return self.dir / ".nsys-duck.lock"
 
 
-def workspace_for(source: Source, root: Path | None = None,
-                  folder: Path | None = None) -> Workspace:
+def workspace_for(
+    source: Source, root: Path | None = None, folder: Path | None = None
+) -> Workspace:
     """The workspace of ``source``: ``folder`` when given (``convert -o``),
     else ``root/NAME`` (root: :func:`workspace_root`). Files inside are
     named after NAME either way.
@@ -177,8 +186,9 @@ def workspace_for(source: Source, root: Path | None = None,
         InputError: the folder's path holds a character of :data:`PATH_SPECIAL`.
     """
     if folder is not None:
-        return Workspace(_check_folder(Path(folder).expanduser().resolve(),
-                                       "output folder"), source.name)
+        return Workspace(
+            _check_folder(Path(folder).expanduser().resolve(), "output folder"), source.name
+        )
     root = root or workspace_root()
     return Workspace(_check_folder(root, "workspace root") / source.name, source.name)
 
@@ -219,8 +229,10 @@ def locate(arg: str, root: Path | None = None) -> tuple[Workspace, Source | None
     if not exists:
         if "/" not in arg and arg not in ("", ".", "..") and (root / arg).is_dir():
             return Workspace(root / arg, arg), None
-        raise InputError(f"no such file or directory, and no workspace {arg!r} under "
-                         f"{root} (convert the report first)")
+        raise InputError(
+            f"no such file or directory, and no workspace {arg!r} under "
+            f"{root} (convert the report first)"
+        )
     p = p.resolve()
     if p.is_file():
         for suffix in (DATABASE_SUFFIX, JSON_SUFFIX):
@@ -233,9 +245,11 @@ def locate(arg: str, root: Path | None = None) -> tuple[Workspace, Source | None
         if p.name == "parquet" and _workspace_in(p.parent) is not None:
             return _workspace_in(p.parent), None
         if not is_export_dir(p):
-            raise InputError(f"not a workspace folder (no {manifest.FILE_NAME}, NAME.duckdb or one "
-                             "NAME.perfetto.json.gz in it) and not an Nsight Parquet "
-                             "export")
+            raise InputError(
+                f"not a workspace folder (no {manifest.FILE_NAME}, NAME.duckdb or one "
+                "NAME.perfetto.json.gz in it) and not an Nsight Parquet "
+                "export"
+            )
     source = classify_input(p)
     ws = workspace_for(source, root)
     _check_same_source(ws, source)
@@ -248,9 +262,10 @@ def _check_same_source(ws: Workspace, source: Source) -> None:
     recorded = (manifest.read(ws.dir) or {}).get("source")
     if not isinstance(recorded, dict) or recorded.get("path") == str(source.path):
         return
-    if manifest.fingerprint(source.path, source.kind, recorded).sha256 == \
-            recorded.get("sha256"):
+    if manifest.fingerprint(source.path, source.kind, recorded).sha256 == recorded.get("sha256"):
         return
-    raise InputError(f"the workspace {ws.dir} holds another report, "
-                     f"{recorded.get('path')}; give the workspace folder this one was "
-                     "converted into (convert -o DIR), or convert it first")
+    raise InputError(
+        f"the workspace {ws.dir} holds another report, "
+        f"{recorded.get('path')}; give the workspace folder this one was "
+        "converted into (convert -o DIR), or convert it first"
+    )

@@ -24,17 +24,19 @@ from .errors import NsysDuckError
 # Rows per Arrow batch from DuckDB. Rows can be long (a kernel's args or
 # NVTX path may list thousands of range names), so batches stay small.
 JSON_BATCH_ROWS = 16_384
-PARQUET_BATCH_ROWS = 32_768   # also the Parquet row group size
+PARQUET_BATCH_ROWS = 32_768  # also the Parquet row group size
 
-KERNEL_DEPENDENCIES_SCHEMA = pa.schema([
-    ("src_correlation_id", pa.int64()),
-    ("dst_correlation_id", pa.int64()),
-    ("src_device_id", pa.int64()),
-    ("dst_device_id", pa.int64()),
-    ("src_end_ns", pa.int64()),
-    ("dst_start_ns", pa.int64()),
-    ("kind", pa.string()),
-])
+KERNEL_DEPENDENCIES_SCHEMA = pa.schema(
+    [
+        ("src_correlation_id", pa.int64()),
+        ("dst_correlation_id", pa.int64()),
+        ("src_device_id", pa.int64()),
+        ("dst_device_id", pa.int64()),
+        ("src_end_ns", pa.int64()),
+        ("dst_start_ns", pa.int64()),
+        ("kind", pa.string()),
+    ]
+)
 
 
 def human_size(n: float) -> str:
@@ -71,7 +73,7 @@ def _concat(arr: pa.Array) -> memoryview:
         dtype = np.int32
     else:
         if not pa.types.is_large_string(arr.type):
-            arr = arr.cast(pa.large_string())   # e.g. string_view
+            arr = arr.cast(pa.large_string())  # e.g. string_view
         dtype = np.int64
     offsets = np.frombuffer(arr.buffers()[1], dtype=dtype)
     first = int(offsets[arr.offset])
@@ -83,11 +85,12 @@ def _concat(arr: pa.Array) -> memoryview:
 class JsonStats:
     events: int
     bytes_uncompressed: int
-    crc32: int = 0   # CRC-32 of the uncompressed text, as the gzip trailer holds it
+    crc32: int = 0  # CRC-32 of the uncompressed text, as the gzip trailer holds it
 
 
-def write_trace_json(con: duckdb.DuckDBPyConnection, path: Path, *, threads: int = 2,
-                     compresslevel: int = 1) -> JsonStats:
+def write_trace_json(
+    con: duckdb.DuckDBPyConnection, path: Path, *, threads: int = 2, compresslevel: int = 1
+) -> JsonStats:
     """Stream ``trace_events`` into one gzip member holding one JSON array.
 
     Rows come from DuckDB in Arrow batches (``trace_events_body`` in any
@@ -103,8 +106,7 @@ def write_trace_json(con: duckdb.DuckDBPyConnection, path: Path, *, threads: int
     size = 0
     crc = 0
     pending: memoryview | None = None
-    with igzip_threaded.open(path, "wb", compresslevel=compresslevel,
-                             threads=threads) as out:
+    with igzip_threaded.open(path, "wb", compresslevel=compresslevel, threads=threads) as out:
 
         def emit(buf) -> None:
             nonlocal size, crc
@@ -126,14 +128,15 @@ def write_trace_json(con: duckdb.DuckDBPyConnection, path: Path, *, threads: int
                     view = query.split("FROM ", 1)[1].split()[0]
                     raise NsysDuckError(
                         f"{arr.null_count} rows of {view} have no event text (NULL "
-                        "event_json: a bug in the SQL stages)")
+                        "event_json: a bug in the SQL stages)"
+                    )
                 if pending is not None:
                     emit(pending)
                 pending = _concat(arr)
                 events += len(arr)
         if pending is None:
             raise NsysDuckError("no trace events to write")
-        emit(bytes(pending[:-2]) + b"\n]")   # drop the last ",\n"
+        emit(bytes(pending[:-2]) + b"\n]")  # drop the last ",\n"
     return JsonStats(events, size, crc)
 
 
@@ -155,8 +158,10 @@ def check_gzip_trailer(path: Path, stats: JsonStats) -> None:
     crc = int.from_bytes(trailer[:4], "little")
     isize = int.from_bytes(trailer[4:], "little")
     if crc != stats.crc32 or isize != stats.bytes_uncompressed % (1 << 32):
-        raise NsysDuckError(f"{path.name}: the gzip trailer does not match the text "
-                            "written (truncated or damaged file)")
+        raise NsysDuckError(
+            f"{path.name}: the gzip trailer does not match the text "
+            "written (truncated or damaged file)"
+        )
 
 
 def write_parquet(con: duckdb.DuckDBPyConnection, query: str, path: Path) -> int:

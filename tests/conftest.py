@@ -56,9 +56,11 @@ def _convert_and_record(*args, **kwargs):
 
 
 nsys_duck.convert.convert = convert = _convert_and_record
-for _module in list(sys.modules.values()):   # e.g. nsys_duck.cli, if already imported
-    if (getattr(_module, "__name__", "").startswith("nsys_duck.")
-            and getattr(_module, "convert", None) is _real_convert):
+for _module in list(sys.modules.values()):  # e.g. nsys_duck.cli, if already imported
+    if (
+        getattr(_module, "__name__", "").startswith("nsys_duck.")
+        and getattr(_module, "convert", None) is _real_convert
+    ):
         _module.convert = _convert_and_record
 Options = nsys_duck.convert.Options
 
@@ -69,9 +71,12 @@ def pytest_sessionstart(session):
     """Stop at once, with one message, when the real reports are not there:
     the suite runs on them, and dozens of FileNotFoundErrors would hide why."""
     if not any(REPORTS.glob("*/parquet")) or not any(NEWER.glob("*/*.sqlite")):
-        pytest.exit(f"the team's data is not at {REPORTS} and {NEWER}: clone nsys-duck "
-                    "beside the team's shared/ folder or set NSYS_DUCK_SHARED to that "
-                    "folder", returncode=4)
+        pytest.exit(
+            f"the team's data is not at {REPORTS} and {NEWER}: clone nsys-duck "
+            "beside the team's shared/ folder or set NSYS_DUCK_SHARED to that "
+            "folder",
+            returncode=4,
+        )
 
 
 def report_exports() -> list[Path]:
@@ -103,22 +108,23 @@ def converted(tmp_path_factory):
 
 # --- Perfetto's importer on every produced trace (see the module docstring) ----
 
+
 @dataclass
 class _Trace:
-    origin: Path                      # where the trace was written
-    snapshot: Path                    # hard link (or copy) of it as written
-    ours: perfetto_import.Ours        # its Parquet slices, read at once
-    dev_name: str | None = None       # converted by the session fixture `converted`
+    origin: Path  # where the trace was written
+    snapshot: Path  # hard link (or copy) of it as written
+    ours: perfetto_import.Ours  # its Parquet slices, read at once
+    dev_name: str | None = None  # converted by the session fixture `converted`
     problems: list[str] | None = None  # None: not checked yet
-    done: bool = False                 # checked, or skipped/failed for a missing binary
+    done: bool = False  # checked, or skipped/failed for a missing binary
 
 
-_PENDING: list[_Trace] = []           # recorded, not yet checked or handed on
-_DEV: dict[str, _Trace] = {}          # dev report -> its trace (session fixture)
-_SESSION_NAME: list[str] = []         # set while `converted` converts NAME
-_SNAPSHOTS: list[Path] = []           # the folder holding the snapshots
+_PENDING: list[_Trace] = []  # recorded, not yet checked or handed on
+_DEV: dict[str, _Trace] = {}  # dev report -> its trace (session fixture)
+_SESSION_NAME: list[str] = []  # set while `converted` converts NAME
+_SNAPSHOTS: list[Path] = []  # the folder holding the snapshots
 _STATS = {"checked": 0, "seconds": 0.0, "failed": 0, "skipped": 0}
-_UNCHECKED: list[str] = []            # "test id: reason" of perfetto_unchecked tests
+_UNCHECKED: list[str] = []  # "test id: reason" of perfetto_unchecked tests
 DIRECT_TEST = "test_perfetto_imports_without_loss"
 
 
@@ -136,7 +142,7 @@ def register_trace(json_gz: Path, parquet: Path | None = None) -> None:
     snapshot = folder / json_gz.name
     try:
         os.link(json_gz, snapshot)
-    except OSError:           # another file system: copy
+    except OSError:  # another file system: copy
         shutil.copyfile(json_gz, snapshot)
     ours = perfetto_import.our_slices(parquet or perfetto_import.parquet_for(json_gz))
     trace = _Trace(json_gz, snapshot, ours, _SESSION_NAME[-1] if _SESSION_NAME else None)
@@ -171,8 +177,9 @@ def _check(trace: _Trace) -> list[str]:
 
 
 def _report(traces: list[_Trace]) -> str:
-    return "\n\n".join(f"Perfetto import check of {t.origin.name}:\n  " + "\n  ".join(t.problems)
-                        for t in traces)
+    return "\n\n".join(
+        f"Perfetto import check of {t.origin.name}:\n  " + "\n  ".join(t.problems) for t in traces
+    )
 
 
 def check_dev_trace(name: str) -> None:
@@ -191,9 +198,10 @@ def _direct_tests(session) -> set[str]:
     """Dev reports whose test_perfetto_imports_without_loss[NAME] is selected."""
     if not hasattr(session, "_nsys_duck_direct"):
         session._nsys_duck_direct = {
-            item.callspec.params["name"] for item in session.items
-            if getattr(item, "originalname", None) == DIRECT_TEST
-            and hasattr(item, "callspec")}
+            item.callspec.params["name"]
+            for item in session.items
+            if getattr(item, "originalname", None) == DIRECT_TEST and hasattr(item, "callspec")
+        }
     return session._nsys_duck_direct
 
 
@@ -202,7 +210,6 @@ def _perfetto_snapshots(tmp_path_factory):
     """Snapshots live under pytest's base temp (kept for failing traces)."""
     if not _SNAPSHOTS:
         _SNAPSHOTS.append(tmp_path_factory.mktemp("perfetto-import"))
-    yield
 
 
 @pytest.fixture(autouse=True)
@@ -213,9 +220,9 @@ def _perfetto_import_check(request):
     todo = []
     for trace in _PENDING:
         if trace.done:
-            continue              # by test_perfetto_imports_without_loss
+            continue  # by test_perfetto_imports_without_loss
         if trace.dev_name in direct and DIRECT_TEST not in request.node.name:
-            continue              # test_perfetto_imports_without_loss[NAME] will check it
+            continue  # test_perfetto_imports_without_loss[NAME] will check it
         todo.append(trace)
     _PENDING.clear()
     if not todo:
@@ -252,10 +259,13 @@ def pytest_terminal_summary(terminalreporter):
     if s["checked"]:
         terminalreporter.write_line(
             f"perfetto import check: {s['checked']} traces loaded by trace_processor_shell "
-            f"in {s['seconds']:.1f} s, {s['failed']} with problems")
+            f"in {s['seconds']:.1f} s, {s['failed']} with problems"
+        )
     if s["skipped"]:
-        terminalreporter.write_line(f"perfetto import check SKIPPED ({s['skipped']} traces not "
-                                    f"loaded): {perfetto_import.missing_message()}")
+        terminalreporter.write_line(
+            f"perfetto import check SKIPPED ({s['skipped']} traces not "
+            f"loaded): {perfetto_import.missing_message()}"
+        )
     for line in _UNCHECKED:
         terminalreporter.write_line(f"perfetto import check not run (perfetto_unchecked): {line}")
 
@@ -265,55 +275,118 @@ def pytest_terminal_summary(terminalreporter):
 _TYPES = {
     "StringIds": {"id": pa.int32(), "value": pa.string()},
     "CUPTI_ACTIVITY_KIND_KERNEL": {
-        "start": pa.int64(), "end": pa.int64(), "deviceId": pa.int64(),
-        "contextId": pa.uint64(), "streamId": pa.uint64(), "correlationId": pa.int64(),
-        "globalPid": pa.uint64(), "demangledName": pa.uint64(), "shortName": pa.uint64(),
-        "registersPerThread": pa.int64(), "gridX": pa.int32(), "gridY": pa.int32(),
-        "gridZ": pa.int32(), "blockX": pa.int32(), "blockY": pa.int32(),
-        "blockZ": pa.int32(), "staticSharedMemory": pa.int32(),
-        "dynamicSharedMemory": pa.int32(), "graphNodeId": pa.uint64(),
+        "start": pa.int64(),
+        "end": pa.int64(),
+        "deviceId": pa.int64(),
+        "contextId": pa.uint64(),
+        "streamId": pa.uint64(),
+        "correlationId": pa.int64(),
+        "globalPid": pa.uint64(),
+        "demangledName": pa.uint64(),
+        "shortName": pa.uint64(),
+        "registersPerThread": pa.int64(),
+        "gridX": pa.int32(),
+        "gridY": pa.int32(),
+        "gridZ": pa.int32(),
+        "blockX": pa.int32(),
+        "blockY": pa.int32(),
+        "blockZ": pa.int32(),
+        "staticSharedMemory": pa.int32(),
+        "dynamicSharedMemory": pa.int32(),
+        "graphNodeId": pa.uint64(),
         "greenContextId": pa.uint64(),
         # schema 3.23+ columns: no public Parquet export shows their types;
         # those of the stand-ins (sql/10_sources/nsys_tables.sql)
-        "graphId": pa.uint64(), "clusterX": pa.int64(), "clusterY": pa.int64(),
-        "clusterZ": pa.int64()},
+        "graphId": pa.uint64(),
+        "clusterX": pa.int64(),
+        "clusterY": pa.int64(),
+        "clusterZ": pa.int64(),
+    },
     "CUPTI_ACTIVITY_KIND_MEMCPY": {
-        "start": pa.int64(), "end": pa.int64(), "deviceId": pa.int64(),
-        "contextId": pa.uint64(), "streamId": pa.uint64(), "correlationId": pa.int64(),
-        "globalPid": pa.uint64(), "bytes": pa.uint64(), "copyKind": pa.uint64(),
+        "start": pa.int64(),
+        "end": pa.int64(),
+        "deviceId": pa.int64(),
+        "contextId": pa.uint64(),
+        "streamId": pa.uint64(),
+        "correlationId": pa.int64(),
+        "globalPid": pa.uint64(),
+        "bytes": pa.uint64(),
+        "copyKind": pa.uint64(),
         # copyCount: schema 3.17.2+; no public Parquet export shows its type
         # (newer nsys), so it has the stand-in's (sql/10_sources) type
-        "copyCount": pa.int64()},
+        "copyCount": pa.int64(),
+    },
     # 2023.4.4's own Parquet types (a real export of the dev set)
     "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION": {
-        "start": pa.int64(), "end": pa.int64(), "deviceId": pa.int64(),
-        "contextId": pa.uint64(), "greenContextId": pa.uint64(), "streamId": pa.uint64(),
-        "correlationId": pa.int64(), "globalPid": pa.uint64(), "syncType": pa.int64(),
-        "eventId": pa.int64()},
+        "start": pa.int64(),
+        "end": pa.int64(),
+        "deviceId": pa.int64(),
+        "contextId": pa.uint64(),
+        "greenContextId": pa.uint64(),
+        "streamId": pa.uint64(),
+        "correlationId": pa.int64(),
+        "globalPid": pa.uint64(),
+        "syncType": pa.int64(),
+        "eventId": pa.int64(),
+    },
     # Tables 2023.4.4 never wrote as Parquet (schema 3.23+/3.24+): the types
     # an Nsight SQLite export of them is transcribed to (sql/10_sources)
     "CUPTI_ACTIVITY_KIND_GRAPH_TRACE": {
-        "start": pa.int64(), "end": pa.int64(), "deviceId": pa.int64(),
-        "contextId": pa.uint64(), "greenContextId": pa.uint64(), "streamId": pa.uint64(),
-        "correlationId": pa.int64(), "globalPid": pa.uint64(), "graphId": pa.uint64(),
-        "graphExecId": pa.uint64()},
+        "start": pa.int64(),
+        "end": pa.int64(),
+        "deviceId": pa.int64(),
+        "contextId": pa.uint64(),
+        "greenContextId": pa.uint64(),
+        "streamId": pa.uint64(),
+        "correlationId": pa.int64(),
+        "globalPid": pa.uint64(),
+        "graphId": pa.uint64(),
+        "graphExecId": pa.uint64(),
+    },
     "CUPTI_ACTIVITY_KIND_CUDA_EVENT": {
-        "deviceId": pa.int64(), "contextId": pa.uint64(), "streamId": pa.uint64(),
-        "correlationId": pa.int64(), "globalPid": pa.uint64(), "eventId": pa.int64(),
-        "timestamp": pa.int64(), "eventSyncId": pa.uint64()},
+        "deviceId": pa.int64(),
+        "contextId": pa.uint64(),
+        "streamId": pa.uint64(),
+        "correlationId": pa.int64(),
+        "globalPid": pa.uint64(),
+        "eventId": pa.int64(),
+        "timestamp": pa.int64(),
+        "eventSyncId": pa.uint64(),
+    },
     "CUPTI_ACTIVITY_KIND_MEMSET": {
-        "start": pa.int64(), "end": pa.int64(), "deviceId": pa.int64(),
-        "contextId": pa.uint64(), "streamId": pa.uint64(), "correlationId": pa.int64(),
-        "globalPid": pa.uint64(), "value": pa.int64(), "bytes": pa.uint64()},
+        "start": pa.int64(),
+        "end": pa.int64(),
+        "deviceId": pa.int64(),
+        "contextId": pa.uint64(),
+        "streamId": pa.uint64(),
+        "correlationId": pa.int64(),
+        "globalPid": pa.uint64(),
+        "value": pa.int64(),
+        "bytes": pa.uint64(),
+    },
     "CUPTI_ACTIVITY_KIND_RUNTIME": {
-        "start": pa.int64(), "end": pa.int64(), "eventClass": pa.int64(),
-        "globalTid": pa.uint64(), "correlationId": pa.int64(), "nameId": pa.uint64(),
-        "returnValue": pa.int64(), "callchainId": pa.int64()},
+        "start": pa.int64(),
+        "end": pa.int64(),
+        "eventClass": pa.int64(),
+        "globalTid": pa.uint64(),
+        "correlationId": pa.int64(),
+        "nameId": pa.uint64(),
+        "returnValue": pa.int64(),
+        "callchainId": pa.int64(),
+    },
     "NVTX_EVENTS": {
-        "start": pa.int64(), "end": pa.int64(), "eventType": pa.int64(),
-        "rangeId": pa.uint64(), "category": pa.uint64(), "color": pa.int64(),
-        "text": pa.string(), "globalTid": pa.uint64(), "endGlobalTid": pa.uint64(),
-        "textId": pa.int64(), "domainId": pa.uint64()},
+        "start": pa.int64(),
+        "end": pa.int64(),
+        "eventType": pa.int64(),
+        "rangeId": pa.uint64(),
+        "category": pa.uint64(),
+        "color": pa.int64(),
+        "text": pa.string(),
+        "globalTid": pa.uint64(),
+        "endGlobalTid": pa.uint64(),
+        "textId": pa.int64(),
+        "domainId": pa.uint64(),
+    },
     "TARGET_INFO_GPU": {"id": pa.int64(), "name": pa.string()},
     "TARGET_INFO_SESSION_START_TIME": {"utcEpochNs": pa.uint64()},
     "META_DATA_EXPORT": {"name": pa.string(), "value": pa.string()},
@@ -335,8 +408,9 @@ def make_export(folder: Path, tables: dict[str, list[dict]]) -> Path:
     """
     folder.mkdir(parents=True, exist_ok=True)
     tables = dict(tables)
-    tables.setdefault("META_DATA_EXPORT", [{"name": "EXPORT_PRODUCT_VERSION",
-                                            "value": "synthetic"}])
+    tables.setdefault(
+        "META_DATA_EXPORT", [{"name": "EXPORT_PRODUCT_VERSION", "value": "synthetic"}]
+    )
     tables.setdefault("TARGET_INFO_SESSION_START_TIME", [{"utcEpochNs": EPOCH}])
     tables.setdefault("StringIds", [])
     for name, rows in tables.items():

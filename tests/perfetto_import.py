@@ -39,7 +39,7 @@ ENV_BINARY = "NSYS_DUCK_TRACE_PROCESSOR"
 ENV_REQUIRE = "NSYS_DUCK_REQUIRE_PERFETTO"
 DEFAULT_BINARY = TRACE_PROCESSOR
 QUERY = Path(__file__).resolve().parent / "perfetto_import.sql"
-TIMEOUT = 900.0          # seconds for one import (the 2M-event trace takes 4-6 s)
+TIMEOUT = 900.0  # seconds for one import (the 2M-event trace takes 4-6 s)
 
 
 def binary_path() -> Path:
@@ -59,12 +59,17 @@ def required() -> bool:
 
 
 def missing_message() -> str:
-    where = (f"${ENV_BINARY}" if os.environ.get(ENV_BINARY)
-             else f"the default; set ${ENV_BINARY} to use another")
-    then = (f"{ENV_REQUIRE}=1 requires it" if required()
-            else f"the check is skipped; {ENV_REQUIRE}=1 makes this a failure")
-    return (f"Perfetto's importer trace_processor_shell is not at {binary_path()} "
-            f"({where}): {then}")
+    where = (
+        f"${ENV_BINARY}"
+        if os.environ.get(ENV_BINARY)
+        else f"the default; set ${ENV_BINARY} to use another"
+    )
+    then = (
+        f"{ENV_REQUIRE}=1 requires it"
+        if required()
+        else f"the check is skipped; {ENV_REQUIRE}=1 makes this a failure"
+    )
+    return f"Perfetto's importer trace_processor_shell is not at {binary_path()} ({where}): {then}"
 
 
 def version(binary: Path | None = None) -> str:
@@ -72,14 +77,14 @@ def version(binary: Path | None = None) -> str:
     if binary is None:
         return "missing"
     try:
-        out = subprocess.run([str(binary), "--version"], capture_output=True, text=True,
-                             timeout=60)
+        out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
     except OSError as exc:
         return f"does not run: {exc}"
     return (out.stdout.strip().splitlines() or ["?"])[0]
 
 
 # --- what we wrote -----------------------------------------------------------
+
 
 def parquet_for(json_gz: Path) -> Path:
     """``NAME.perfetto.json.gz`` -> ``NAME.perfetto.parquet`` beside it."""
@@ -92,14 +97,16 @@ def parquet_for(json_gz: Path) -> Path:
 class Ours:
     """Our side of the comparison, read when the trace was produced."""
 
-    slices: int                       # rows of NAME.perfetto.parquet
+    slices: int  # rows of NAME.perfetto.parquet
     slices_by_cat: dict[str, int]
 
 
 def our_slices(parquet: Path) -> Ours:
     column = pq.read_table(parquet, columns=["cat"]).column("cat")
-    cats = {("" if row["values"] is None else row["values"]): row["counts"]
-            for row in pc.value_counts(column).to_pylist()}
+    cats = {
+        ("" if row["values"] is None else row["values"]): row["counts"]
+        for row in pc.value_counts(column).to_pylist()
+    }
     return Ours(len(column), cats)
 
 
@@ -123,20 +130,21 @@ def count_flow_starts(json_gz: Path, chunk: int = 1 << 24) -> int:
             n += data.count(FLOW_START)
             # keep a partial match for the next block (the pattern has no
             # self-overlap, so nothing is counted twice)
-            tail = data[-(len(FLOW_START) - 1):]
+            tail = data[-(len(FLOW_START) - 1) :]
     return n
 
 
 # --- what Perfetto imported --------------------------------------------------
 
+
 @dataclass
 class Imported:
-    stats: list[dict] = field(default_factory=list)   # error/data_loss, value != 0
+    stats: list[dict] = field(default_factory=list)  # error/data_loss, value != 0
     slices: int = 0
     slices_by_cat: dict[str, int] = field(default_factory=dict)
     flows: int = 0
     deepest: list[dict] = field(default_factory=list)  # tracks at the depth limit
-    logs: list[dict] | None = None                    # None: no _trace_import_logs
+    logs: list[dict] | None = None  # None: no _trace_import_logs
     seconds: float = 0.0
 
 
@@ -157,9 +165,14 @@ def _cells(stdout: str) -> dict[str, str]:
 
 
 def _start(json_gz: Path, binary: Path) -> subprocess.Popen:
-    return subprocess.Popen([str(binary), "-q", str(QUERY), str(json_gz)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            errors="replace", stdin=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [str(binary), "-q", str(QUERY), str(json_gz)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _finish(proc: subprocess.Popen, t0: float) -> Imported:
@@ -173,26 +186,42 @@ def _finish(proc: subprocess.Popen, t0: float) -> Imported:
     cells = _cells(out)
     if "nsys_duck_import" not in cells:
         last = [line for line in err.splitlines() if line.strip()][-3:]
-        raise ImportFailed(f"trace_processor_shell exit status {proc.returncode}, "
-                           f"no result: {' | '.join(last) or 'no message'}")
+        raise ImportFailed(
+            f"trace_processor_shell exit status {proc.returncode}, "
+            f"no result: {' | '.join(last) or 'no message'}"
+        )
     main = json.loads(cells["nsys_duck_import"])
     logs = json.loads(cells["nsys_duck_logs"]) if "nsys_duck_logs" in cells else None
     if logs is None and "_trace_import_logs" not in err:
         last = [line for line in err.splitlines() if line.strip()][-3:]
-        raise ImportFailed(f"trace_processor_shell exit status {proc.returncode}: "
-                           f"{' | '.join(last) or 'no message'}")
-    return Imported(main["stats"] or [], main["slices"], main["slices_by_cat"] or {},
-                    main["flows"], main["deepest"] or [], logs, seconds)
+        raise ImportFailed(
+            f"trace_processor_shell exit status {proc.returncode}: "
+            f"{' | '.join(last) or 'no message'}"
+        )
+    return Imported(
+        main["stats"] or [],
+        main["slices"],
+        main["slices_by_cat"] or {},
+        main["flows"],
+        main["deepest"] or [],
+        logs,
+        seconds,
+    )
 
 
 # --- the check -----------------------------------------------------------------
 
+
 def _us(ns: int) -> str:
-    return "%d.%03d" % divmod(ns, 1000)
+    whole, frac = divmod(ns, 1000)
+    return f"{whole}.{frac:03d}"
 
 
-def check(json_gz: Path, ours: Ours | None = None, binary: Path | None = None,
-          ) -> tuple[list[str], Imported | None]:
+def check(
+    json_gz: Path,
+    ours: Ours | None = None,
+    binary: Path | None = None,
+) -> tuple[list[str], Imported | None]:
     """Import ``json_gz`` and compare; returns (problems, what Perfetto imported).
 
     ``ours`` defaults to the Parquet beside the trace. The flow count is read
@@ -214,7 +243,7 @@ def check(json_gz: Path, ours: Ours | None = None, binary: Path | None = None,
     def count() -> None:
         try:
             flows["n"] = count_flow_starts(json_gz)
-        except Exception as exc:   # reported as a problem below
+        except Exception as exc:  # reported as a problem below
             flows["error"] = exc
 
     counter = threading.Thread(target=count, daemon=True)
@@ -237,24 +266,34 @@ def check(json_gz: Path, ours: Ours | None = None, binary: Path | None = None,
             problems.append("  (this trace_processor_shell has no _trace_import_logs table)")
         for row in imp.logs or []:
             args = ", ".join(f"{k}={v!r}" for k, v in (row.get("args") or {}).items())
-            where = f"ts {row['ts']} ns (JSON ts {_us(row['ts'])})" if row["ts"] is not None \
+            where = (
+                f"ts {row['ts']} ns (JSON ts {_us(row['ts'])})"
+                if row["ts"] is not None
                 else "no ts"
+            )
             if row.get("byte_offset") is not None:
                 where += f", byte {row['byte_offset']}"
             problems.append(f"  import log {row['name']}: {where}: {args}")
     if any(s["name"] == "slice_max_depth_exceeded" for s in imp.stats):
         for t in imp.deepest:
-            problems.append(f"  at the depth limit (512 levels): track {t['track']!r} "
-                            f"({t['slices']} slices kept)")
+            problems.append(
+                f"  at the depth limit (512 levels): track {t['track']!r} "
+                f"({t['slices']} slices kept)"
+            )
     if imp.slices != ours.slices:
-        diff = {c: ours.slices_by_cat.get(c, 0) - imp.slices_by_cat.get(c, 0)
-                for c in sorted(set(ours.slices_by_cat) | set(imp.slices_by_cat))}
+        diff = {
+            c: ours.slices_by_cat.get(c, 0) - imp.slices_by_cat.get(c, 0)
+            for c in sorted(set(ours.slices_by_cat) | set(imp.slices_by_cat))
+        }
         diff = {c: d for c, d in diff.items() if d}
-        problems.append(f"Perfetto has {imp.slices} slices, the aligned Parquet "
-                        f"{ours.slices} rows (ours minus Perfetto's, per cat: {diff})")
+        problems.append(
+            f"Perfetto has {imp.slices} slices, the aligned Parquet "
+            f"{ours.slices} rows (ours minus Perfetto's, per cat: {diff})"
+        )
     if "error" in flows:
         problems.append(f"cannot count the flows in the JSON: {flows['error']}")
     elif flows["n"] != imp.flows:
-        problems.append(f"Perfetto has {imp.flows} flows, the JSON {flows['n']} "
-                        "flow starts (\"ph\":\"s\")")
+        problems.append(
+            f'Perfetto has {imp.flows} flows, the JSON {flows["n"]} flow starts ("ph":"s")'
+        )
     return problems, imp

@@ -40,8 +40,11 @@ def _venv() -> Path:
     shutil.rmtree(venv, ignore_errors=True)
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
-         f"duckdb=={OLD}.*", str(REPO)], capture_output=True, text=True, timeout=900)
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", f"duckdb=={OLD}.*", str(REPO)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     if pip.returncode != 0:
         shutil.rmtree(venv, ignore_errors=True)
         why = f"cannot install duckdb {OLD} ({pip.stderr.strip().splitlines()[-1:]})"
@@ -55,9 +58,14 @@ def _venv() -> Path:
 def _convert(python: Path, root: Path) -> Path:
     env = dict(os.environ, NSYS_WORKSPACE_ROOT=str(root))
     src = next(EXAMPLE.glob("*.sqlite"))
-    out = subprocess.run([str(python), "-m", "nsys_duck.cli", "convert", str(src)],
-                         capture_output=True, text=True, env=env, cwd=root.parent,
-                         timeout=600)
+    out = subprocess.run(
+        [str(python), "-m", "nsys_duck.cli", "convert", str(src)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root.parent,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr
     assert "validated: no violations" in out.stdout
     return Path(out.stdout.strip().splitlines()[-1]).parent
@@ -66,14 +74,19 @@ def _convert(python: Path, root: Path) -> Path:
 def test_duckdb_14_runs_the_pipeline_and_reads_our_database(tmp_path):
     venv = _venv()
     old_python = venv / "bin" / "python"
-    version = subprocess.run([str(old_python), "-c", "import duckdb; print(duckdb.__version__)"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    version = subprocess.run(
+        [str(old_python), "-c", "import duckdb; print(duckdb.__version__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert version.startswith(OLD + "."), version
-    assert not duckdb.__version__.startswith(OLD + ".")   # the test venv: a newer one
+    assert not duckdb.__version__.startswith(OLD + ".")  # the test venv: a newer one
     old_ws = _convert(old_python, tmp_path / "old")
     new_ws = _convert(Path(sys.executable), tmp_path / "new")
     name = old_ws.name
     from conftest import register_trace
+
     register_trace(old_ws / f"{name}.perfetto.json.gz", old_ws / f"{name}.perfetto.parquet")
     con = duckdb.connect()
     differ = con.sql(f"""
@@ -89,10 +102,17 @@ def test_duckdb_14_runs_the_pipeline_and_reads_our_database(tmp_path):
     rows = con.sql(f"SELECT count(*) FROM '{new_ws}/{name}.perfetto.parquet'").fetchall()[0][0]
     assert rows > 0 and differ == 0
     # each opens the other's database, from a folder that is not the workspace
-    query = ("import duckdb, sys; c = duckdb.connect(sys.argv[1], read_only=True); "
-             "print(c.sql('SELECT count(*) FROM trace_slices').fetchall()[0][0])")
+    query = (
+        "import duckdb, sys; c = duckdb.connect(sys.argv[1], read_only=True); "
+        "print(c.sql('SELECT count(*) FROM trace_slices').fetchall()[0][0])"
+    )
     for python, ws in ((old_python, new_ws), (Path(sys.executable), old_ws)):
-        out = subprocess.run([str(python), "-c", query, str(ws / f"{name}.duckdb")],
-                             capture_output=True, text=True, cwd=tmp_path, timeout=120)
+        out = subprocess.run(
+            [str(python), "-c", query, str(ws / f"{name}.duckdb")],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=120,
+        )
         assert out.returncode == 0, out.stderr
         assert out.stdout.strip() == str(rows)

@@ -38,28 +38,46 @@ from nsys_duck.errors import NsysNotFoundError
 THREEBODY = REPORTS / "threebody_2023_3" / "threebody_2023_3.nsys-rep"
 THREEBODY_EXPORT = REPORTS / "threebody_2023_3" / "parquet"
 ABACUS_EXPORT = REPORTS / "abacus_many_kernels" / "parquet"
-LARGE_EXPORT = Path(os.environ.get(
-    "NSYS_DUCK_LARGE_EXPORT",
-    Path.home() / ".cache" / "nsys-duck" / "exports" / "cpu_nvtx_large_1M" / "parquet"))
+LARGE_EXPORT = Path(
+    os.environ.get(
+        "NSYS_DUCK_LARGE_EXPORT",
+        Path.home() / ".cache" / "nsys-duck" / "exports" / "cpu_nvtx_large_1M" / "parquet",
+    )
+)
 
 # a real 1x1 PNG
 PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
 
-STRINGS = [{"id": 1, "value": "cudaLaunchKernel_v7000"}, {"id": 2, "value": "kA"},
-           {"id": 3, "value": "kB"}]
+STRINGS = [
+    {"id": 1, "value": "cudaLaunchKernel_v7000"},
+    {"id": 2, "value": "kA"},
+    {"id": 3, "value": "kB"},
+]
 
 
 # --- helpers -----------------------------------------------------------------
 
-def run_cli(tmp_path: Path, *args, env: dict | None = None, timeout: float = 600,
-            ) -> subprocess.CompletedProcess:
+
+def run_cli(
+    tmp_path: Path,
+    *args,
+    env: dict | None = None,
+    timeout: float = 600,
+) -> subprocess.CompletedProcess:
     """Run the real CLI with the workspace root in ``tmp_path/ws``."""
     full_env = dict(os.environ, NSYS_WORKSPACE_ROOT=str(tmp_path / "ws"))
     full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "nsys_duck.cli", *map(str, args)],
-                          capture_output=True, text=True, env=full_env, cwd=tmp_path,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "nsys_duck.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=tmp_path,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def ws_files(tmp_path: Path) -> list[str]:
@@ -71,8 +89,14 @@ def ws_files(tmp_path: Path) -> list[str]:
 
 
 def outputs(name: str) -> list[str]:
-    return sorted([f"{name}/{name}.perfetto.json.gz", f"{name}/{name}.perfetto.parquet",
-                   f"{name}/{name}.kernel_dependencies.parquet", f"{name}/{name}.duckdb"])
+    return sorted(
+        [
+            f"{name}/{name}.perfetto.json.gz",
+            f"{name}/{name}.perfetto.parquet",
+            f"{name}/{name}.kernel_dependencies.parquet",
+            f"{name}/{name}.duckdb",
+        ]
+    )
 
 
 def assert_fails(out: subprocess.CompletedProcess, substring: str, status: int = 1) -> str:
@@ -120,33 +144,60 @@ def events_of(json_gz: Path) -> list[dict]:
 
 
 def kernel(t0, t1, corr=1, pid=100, **kw):
-    row = {"start": EPOCH + t0, "end": EPOCH + t1, "deviceId": 0, "contextId": 1,
-           "streamId": 7, "correlationId": corr, "globalPid": gtid(pid), "shortName": 2,
-           "demangledName": 2, "gridX": 1, "gridY": 1, "gridZ": 1, "blockX": 32,
-           "blockY": 1, "blockZ": 1}
+    row = {
+        "start": EPOCH + t0,
+        "end": EPOCH + t1,
+        "deviceId": 0,
+        "contextId": 1,
+        "streamId": 7,
+        "correlationId": corr,
+        "globalPid": gtid(pid),
+        "shortName": 2,
+        "demangledName": 2,
+        "gridX": 1,
+        "gridY": 1,
+        "gridZ": 1,
+        "blockX": 32,
+        "blockY": 1,
+        "blockZ": 1,
+    }
     row.update(kw)
     return row
 
 
 def api(t0, t1, corr=1, pid=100, tid=101, **kw):
-    row = {"start": EPOCH + t0, "end": EPOCH + t1, "eventClass": 0,
-           "globalTid": gtid(pid, tid), "correlationId": corr, "nameId": 1, "returnValue": 0}
+    row = {
+        "start": EPOCH + t0,
+        "end": EPOCH + t1,
+        "eventClass": 0,
+        "globalTid": gtid(pid, tid),
+        "correlationId": corr,
+        "nameId": 1,
+        "returnValue": 0,
+    }
     row.update(kw)
     return row
 
 
 def nvtx(t0, t1, text="range", pid=100, tid=101, **kw):
-    row = {"start": EPOCH + t0, "end": None if t1 is None else EPOCH + t1,
-           "eventType": 59, "text": text, "globalTid": gtid(pid, tid)}
+    row = {
+        "start": EPOCH + t0,
+        "end": None if t1 is None else EPOCH + t1,
+        "eventType": 59,
+        "text": text,
+        "globalTid": gtid(pid, tid),
+    }
     row.update(kw)
     return row
 
 
 def good_tables() -> dict[str, list[dict]]:
-    return {"StringIds": STRINGS,
-            "CUPTI_ACTIVITY_KIND_KERNEL": [kernel(1000, 2000)],
-            "CUPTI_ACTIVITY_KIND_RUNTIME": [api(100, 300)],
-            "NVTX_EVENTS": [nvtx(50, 3000)]}
+    return {
+        "StringIds": STRINGS,
+        "CUPTI_ACTIVITY_KIND_KERNEL": [kernel(1000, 2000)],
+        "CUPTI_ACTIVITY_KIND_RUNTIME": [api(100, 300)],
+        "NVTX_EVENTS": [nvtx(50, 3000)],
+    }
 
 
 def export(tmp_path: Path, tables: dict, name: str = "synthetic") -> Path:
@@ -164,14 +215,17 @@ def need_nsys():
         pytest.skip("no nsys installed (make test installs Debian's nsight-systems)")
 
 
-def fake_nsys(tmp_path: Path, export_script: str,
-              version: str = "2023.4.4.54-234433681190v0") -> Path:
+def fake_nsys(
+    tmp_path: Path, export_script: str, version: str = "2023.4.4.54-234433681190v0"
+) -> Path:
     """A shell script that answers ``--version`` like nsys and runs ``export_script``."""
     path = tmp_path / "fake-bin" / "nsys"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("#!/bin/sh\n"
-                    f'if [ "$1" = "--version" ]; then echo "NVIDIA Nsight Systems version '
-                    f'{version}"; exit 0; fi\n' + export_script + "\n")
+    path.write_text(
+        "#!/bin/sh\n"
+        f'if [ "$1" = "--version" ]; then echo "NVIDIA Nsight Systems version '
+        f'{version}"; exit 0; fi\n' + export_script + "\n"
+    )
     path.chmod(0o755)
     return path
 
@@ -181,6 +235,7 @@ def sha256(path: Path) -> str:
 
 
 # --- 1. paths that are not reports ------------------------------------------
+
 
 def test_path_that_does_not_exist(tmp_path):
     out = run_cli(tmp_path, "convert", tmp_path / "missing.nsys-rep")
@@ -203,7 +258,7 @@ def test_folder_that_is_not_an_export(tmp_path):
     assert ws_files(tmp_path) == []
 
 
-@pytest.mark.parametrize("name,content", [("notes.txt", b"hello\n"), ("picture.png", PNG)])
+@pytest.mark.parametrize(("name", "content"), [("notes.txt", b"hello\n"), ("picture.png", PNG)])
 def test_file_that_is_not_a_report(tmp_path, name, content):
     (tmp_path / name).write_bytes(content)
     out = run_cli(tmp_path, "convert", name)
@@ -213,26 +268,37 @@ def test_file_that_is_not_a_report(tmp_path, name, content):
 
 def test_zero_byte_report(tmp_path):
     (tmp_path / "empty.nsys-rep").write_bytes(b"")
-    out = run_cli(tmp_path, "convert", "empty.nsys-rep",
-                  "--nsys", fake_nsys(tmp_path, "echo must-not-run >&2; exit 3"))
+    out = run_cli(
+        tmp_path,
+        "convert",
+        "empty.nsys-rep",
+        "--nsys",
+        fake_nsys(tmp_path, "echo must-not-run >&2; exit 3"),
+    )
     assert_fails(out, "empty.nsys-rep: the report is empty (0 bytes)")
     assert ws_files(tmp_path) == []
 
 
 @pytest.mark.nsys
-@pytest.mark.parametrize("name,content,nsys_says", [
-    ("text.nsys-rep", b"just some text\n", "Cannot read from stream."),
-    ("picture.nsys-rep", PNG, "Cannot read from stream."),
-    ("long.nsys-rep", b"just some text\n" * 200, "Version tag is not found in the stream."),
-    ("noise.qdrep", bytes(range(256)) * 40, "Invalid version prefix:"),
-])
+@pytest.mark.parametrize(
+    ("name", "content", "nsys_says"),
+    [
+        ("text.nsys-rep", b"just some text\n", "Cannot read from stream."),
+        ("picture.nsys-rep", PNG, "Cannot read from stream."),
+        ("long.nsys-rep", b"just some text\n" * 200, "Version tag is not found in the stream."),
+        ("noise.qdrep", bytes(range(256)) * 40, "Invalid version prefix:"),
+    ],
+)
 def test_non_report_named_like_a_report_is_refused_by_nsys(tmp_path, name, content, nsys_says):
     nsys = need_nsys()
     (tmp_path / name).write_bytes(content)
     out = run_cli(tmp_path, "convert", name)
-    assert_fails(out, f"{name}: not an Nsight Systems report, or a damaged one "
-                      f"(nsys {nsys.version}: Exportation error: {nsys_says})")
-    assert ws_files(tmp_path) == []   # the workspace it made is taken back
+    assert_fails(
+        out,
+        f"{name}: not an Nsight Systems report, or a damaged one "
+        f"(nsys {nsys.version}: Exportation error: {nsys_says})",
+    )
+    assert ws_files(tmp_path) == []  # the workspace it made is taken back
 
 
 @pytest.mark.nsys
@@ -249,7 +315,8 @@ def test_git_lfs_pointer(tmp_path):
     (tmp_path / "model.nsys-rep").write_text(
         "version https://git-lfs.github.com/spec/v1\n"
         "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
-        "size 12345\n")
+        "size 12345\n"
+    )
     out = run_cli(tmp_path, "convert", "model.nsys-rep")
     assert_fails(out, "model.nsys-rep: this is a Git LFS pointer, not the report itself")
     assert ws_files(tmp_path) == []
@@ -262,7 +329,7 @@ def test_fifo_named_like_a_report_does_not_hang(tmp_path):
     assert ws_files(tmp_path) == []
 
 
-@pytest.mark.parametrize("name,ws_name", [("...nsys-rep", ".."), ("..qdrep", ".")])
+@pytest.mark.parametrize(("name", "ws_name"), [("...nsys-rep", ".."), ("..qdrep", ".")])
 def test_report_name_that_would_escape_the_workspace(tmp_path, name, ws_name):
     (tmp_path / name).write_bytes(THREEBODY.read_bytes()[:4096])
     out = run_cli(tmp_path, "convert", name)
@@ -272,6 +339,7 @@ def test_report_name_that_would_escape_the_workspace(tmp_path, name, ws_name):
 
 
 # --- 2. damaged exports --------------------------------------------------------
+
 
 def _copy_export(tmp_path: Path, src: Path = THREEBODY_EXPORT, name: str = "tb") -> Path:
     dest = tmp_path / "in" / name / "parquet"
@@ -286,8 +354,11 @@ def test_truncated_parquet_file(tmp_path):
     f = exp / "CUPTI_ACTIVITY_KIND_KERNEL.parquet"
     f.write_bytes(f.read_bytes()[: f.stat().st_size // 2])
     out = run_cli(tmp_path, "convert", exp)
-    assert_fails(out, "the export's file CUPTI_ACTIVITY_KIND_KERNEL.parquet is damaged "
-                      "or not a Parquet file (Parquet magic bytes not found")
+    assert_fails(
+        out,
+        "the export's file CUPTI_ACTIVITY_KIND_KERNEL.parquet is damaged "
+        "or not a Parquet file (Parquet magic bytes not found",
+    )
     assert ws_files(tmp_path) == []
 
 
@@ -317,31 +388,43 @@ def test_parquet_file_that_is_empty_or_text(tmp_path, content):
 def test_export_with_no_gpu_and_no_nvtx_tables(tmp_path):
     exp = export(tmp_path, {"StringIds": STRINGS})
     out = run_cli(tmp_path, "convert", exp)
-    line = assert_fails(out, "no table of the export yields a trace event (no kernels, "
-                             "memcpy, memset, CUDA API or NVTX ranges)")
+    line = assert_fails(
+        out,
+        "no table of the export yields a trace event (no kernels, "
+        "memcpy, memset, CUDA API or NVTX ranges)",
+    )
     assert "skipped" not in line
     assert ws_files(tmp_path) == []
 
 
 def test_kernel_table_with_zero_rows(tmp_path):
-    exp = export(tmp_path, {"StringIds": STRINGS, "CUPTI_ACTIVITY_KIND_KERNEL": [],
-                            "CUPTI_ACTIVITY_KIND_RUNTIME": []})
+    exp = export(
+        tmp_path,
+        {"StringIds": STRINGS, "CUPTI_ACTIVITY_KIND_KERNEL": [], "CUPTI_ACTIVITY_KIND_RUNTIME": []},
+    )
     out = run_cli(tmp_path, "convert", exp)
     assert_fails(out, "no table of the export yields a trace event")
     assert ws_files(tmp_path) == []
 
 
 def test_every_row_invalid_says_how_many_were_skipped(tmp_path):
-    exp = export(tmp_path, {"StringIds": STRINGS,
-                            "CUPTI_ACTIVITY_KIND_KERNEL": [kernel(2000, 1000),
-                                                           kernel(0, 5, start=None)],
-                            "NVTX_EVENTS": [nvtx(900, 100)]})
+    exp = export(
+        tmp_path,
+        {
+            "StringIds": STRINGS,
+            "CUPTI_ACTIVITY_KIND_KERNEL": [kernel(2000, 1000), kernel(0, 5, start=None)],
+            "NVTX_EVENTS": [nvtx(900, 100)],
+        },
+    )
     out = run_cli(tmp_path, "convert", exp)
-    assert_fails(out, "no table of the export yields a trace event (no kernels, memcpy, "
-                      "memset, CUDA API or NVTX ranges); 3 rows were skipped: "
-                      "1 CUPTI_ACTIVITY_KIND_KERNEL (NULL start or end), "
-                      "1 CUPTI_ACTIVITY_KIND_KERNEL (end before start), "
-                      "1 NVTX_EVENTS (end before start)")
+    assert_fails(
+        out,
+        "no table of the export yields a trace event (no kernels, memcpy, "
+        "memset, CUDA API or NVTX ranges); 3 rows were skipped: "
+        "1 CUPTI_ACTIVITY_KIND_KERNEL (NULL start or end), "
+        "1 CUPTI_ACTIVITY_KIND_KERNEL (end before start), "
+        "1 NVTX_EVENTS (end before start)",
+    )
     assert ws_files(tmp_path) == []
 
 
@@ -349,7 +432,7 @@ def test_string_ids_table_missing(tmp_path):
     tables = good_tables()
     del tables["StringIds"]
     exp = export(tmp_path, tables)
-    (exp / "StringIds.parquet").unlink()   # make_export adds an empty one
+    (exp / "StringIds.parquet").unlink()  # make_export adds an empty one
     out = run_cli(tmp_path, "convert", exp)
     json_gz = assert_converts(tmp_path, out, "synthetic")
     names = {e["name"] for e in events_of(json_gz) if e["ph"] == "X"}
@@ -379,26 +462,37 @@ def test_missing_optional_columns_read_as_null(tmp_path):
     out = run_cli(tmp_path, "convert", exp)
     json_gz = assert_converts(tmp_path, out, "synthetic")
     missing = summary(out)["export columns missing (read as NULL)"]
-    for col in ("CUPTI_ACTIVITY_KIND_KERNEL.graphNodeId", "CUPTI_ACTIVITY_KIND_KERNEL.gridX",
-                "CUPTI_ACTIVITY_KIND_KERNEL.correlationId", "NVTX_EVENTS.domainId",
-                "NVTX_EVENTS.textId"):
+    for col in (
+        "CUPTI_ACTIVITY_KIND_KERNEL.graphNodeId",
+        "CUPTI_ACTIVITY_KIND_KERNEL.gridX",
+        "CUPTI_ACTIVITY_KIND_KERNEL.correlationId",
+        "NVTX_EVENTS.domainId",
+        "NVTX_EVENTS.textId",
+    ):
         assert col in missing
     kinds = sorted(e["cat"] for e in events_of(json_gz) if e["ph"] == "X")
-    assert kinds == ["kernel", "kernel_core"]   # no correlationId: no link, no API slice
+    assert kinds == ["kernel", "kernel_core"]  # no correlationId: no link, no API slice
 
 
-@pytest.mark.parametrize("table,column", [("CUPTI_ACTIVITY_KIND_KERNEL", "start"),
-                                          ("CUPTI_ACTIVITY_KIND_KERNEL", "deviceId"),
-                                          ("CUPTI_ACTIVITY_KIND_RUNTIME", "globalTid"),
-                                          ("NVTX_EVENTS", "eventType"),
-                                          ("StringIds", "value")])
+@pytest.mark.parametrize(
+    ("table", "column"),
+    [
+        ("CUPTI_ACTIVITY_KIND_KERNEL", "start"),
+        ("CUPTI_ACTIVITY_KIND_KERNEL", "deviceId"),
+        ("CUPTI_ACTIVITY_KIND_RUNTIME", "globalTid"),
+        ("NVTX_EVENTS", "eventType"),
+        ("StringIds", "value"),
+    ],
+)
 def test_missing_required_column(tmp_path, table, column):
     exp = export(tmp_path, good_tables())
-    rewrite(exp / f"{table}.parquet",
-            pq.read_table(exp / f"{table}.parquet").drop_columns([column]))
+    rewrite(
+        exp / f"{table}.parquet", pq.read_table(exp / f"{table}.parquet").drop_columns([column])
+    )
     out = run_cli(tmp_path, "convert", exp)
-    assert_fails(out, f"the export's table {table} has no column \"{column}\", which "
-                      "nsys-duck needs")
+    assert_fails(
+        out, f'the export\'s table {table} has no column "{column}", which nsys-duck needs'
+    )
     assert "Binder" not in out.stderr
     assert ws_files(tmp_path) == []
 
@@ -410,21 +504,30 @@ def test_required_column_of_the_wrong_type(tmp_path):
     k = k.set_column(i, "start", pa.array([str(v) for v in k.column("start").to_pylist()]))
     rewrite(exp / "CUPTI_ACTIVITY_KIND_KERNEL.parquet", k)
     out = run_cli(tmp_path, "convert", exp)
-    assert_fails(out, "the export's table CUPTI_ACTIVITY_KIND_KERNEL has column \"start\" "
-                      "of type string, expected integer (BIGINT)")
+    assert_fails(
+        out,
+        'the export\'s table CUPTI_ACTIVITY_KIND_KERNEL has column "start" '
+        "of type string, expected integer (BIGINT)",
+    )
     assert ws_files(tmp_path) == []
 
 
 # --- 3. hostile rows -------------------------------------------------------------
 
+
 def test_null_and_reversed_times_are_skipped_and_counted(tmp_path):
     tables = good_tables()
-    tables["CUPTI_ACTIVITY_KIND_KERNEL"] += [kernel(5000, 6000, start=None),
-                                             kernel(5000, 6000, end=None),
-                                             kernel(7000, 6000)]
+    tables["CUPTI_ACTIVITY_KIND_KERNEL"] += [
+        kernel(5000, 6000, start=None),
+        kernel(5000, 6000, end=None),
+        kernel(7000, 6000),
+    ]
     tables["CUPTI_ACTIVITY_KIND_RUNTIME"] += [api(400, 500, start=None), api(900, 800)]
-    tables["NVTX_EVENTS"] += [nvtx(10, 20, start=None), nvtx(9000, 8000),
-                              nvtx(9000, 8000, eventType=60)]
+    tables["NVTX_EVENTS"] += [
+        nvtx(10, 20, start=None),
+        nvtx(9000, 8000),
+        nvtx(9000, 8000, eventType=60),
+    ]
     exp = export(tmp_path, tables)
     out = run_cli(tmp_path, "convert", exp)
     assert_converts(tmp_path, out, "synthetic")
@@ -441,14 +544,16 @@ def test_null_and_reversed_times_are_skipped_and_counted(tmp_path):
 def test_null_ids_are_drawn_or_skipped_and_counted(tmp_path):
     tables = good_tables()
     tables["CUPTI_ACTIVITY_KIND_KERNEL"] += [
-        kernel(5000, 6000, corr=2, deviceId=None),        # skipped: NULL deviceId
-        kernel(5000, 6000, corr=3, deviceId=-1),          # skipped: never a Device -1
-        kernel(7000, 8000, corr=4, globalPid=None),       # drawn (pid 0), not linked
+        kernel(5000, 6000, corr=2, deviceId=None),  # skipped: NULL deviceId
+        kernel(5000, 6000, corr=3, deviceId=-1),  # skipped: never a Device -1
+        kernel(7000, 8000, corr=4, globalPid=None),  # drawn (pid 0), not linked
         {"start": EPOCH + 9000, "end": EPOCH + 9500, "deviceId": 0},  # only the essentials
     ]
-    tables["CUPTI_ACTIVITY_KIND_RUNTIME"] += [api(400, 500, corr=5, globalTid=None),
-                                             api(600, 700, corr=6, eventClass=None),
-                                             api(600, 700, corr=7, nameId=None)]
+    tables["CUPTI_ACTIVITY_KIND_RUNTIME"] += [
+        api(400, 500, corr=5, globalTid=None),
+        api(600, 700, corr=6, eventClass=None),
+        api(600, 700, corr=7, nameId=None),
+    ]
     tables["NVTX_EVENTS"] += [nvtx(60, 70, globalTid=None), nvtx(80, 90, text=None)]
     exp = export(tmp_path, tables)
     out = run_cli(tmp_path, "convert", exp)
@@ -461,8 +566,11 @@ def test_null_ids_are_drawn_or_skipped_and_counted(tmp_path):
     assert s["rows skipped: CUPTI_ACTIVITY_KIND_RUNTIME (NULL eventClass)"] == "1"
     assert s["rows skipped: NVTX_EVENTS (NULL globalTid)"] == "1"
     events = events_of(json_gz)
-    names = {e["args"]["name"] for e in events if e["ph"] == "M"
-             and e["name"] in ("process_name", "thread_name")}
+    names = {
+        e["args"]["name"]
+        for e in events
+        if e["ph"] == "M" and e["name"] in ("process_name", "thread_name")
+    }
     assert "Device -1" not in " ".join(names)
     x_names = {e["name"] for e in events if e["ph"] in "XB"}
     assert {"kA", "[unnamed kernel]", "[unnamed]"} <= x_names
@@ -480,11 +588,17 @@ def test_duplicate_rows(tmp_path):
 
 
 def test_correlation_id_shared_by_two_processes(tmp_path):
-    tables = {"StringIds": STRINGS,
-              "CUPTI_ACTIVITY_KIND_KERNEL": [kernel(1000, 2000, corr=5, pid=100, shortName=2),
-                                             kernel(1500, 2500, corr=5, pid=200, shortName=3)],
-              "CUPTI_ACTIVITY_KIND_RUNTIME": [api(100, 300, corr=5, pid=100, tid=101),
-                                              api(900, 1200, corr=5, pid=200, tid=201)]}
+    tables = {
+        "StringIds": STRINGS,
+        "CUPTI_ACTIVITY_KIND_KERNEL": [
+            kernel(1000, 2000, corr=5, pid=100, shortName=2),
+            kernel(1500, 2500, corr=5, pid=200, shortName=3),
+        ],
+        "CUPTI_ACTIVITY_KIND_RUNTIME": [
+            api(100, 300, corr=5, pid=100, tid=101),
+            api(900, 1200, corr=5, pid=200, tid=201),
+        ],
+    }
     exp = export(tmp_path, tables)
     out = run_cli(tmp_path, "convert", exp)
     json_gz = assert_converts(tmp_path, out, "synthetic")
@@ -498,9 +612,18 @@ def test_correlation_id_shared_by_two_processes(tmp_path):
     assert [(float(a), float(b)) for a, b in starts] == [(0.101, 1.001), (0.901, 1.501)]
 
 
-HOSTILE_NAMES = ['say "hi"', "back\\slash\\", "tab\there\nnewline\r\x01\x1f\x7f",
-                 "nul\x00inside", "x" * 100_000, "literal \\uD800 text", "emoji 😀 ✓ 中文",
-                 "</script><script>alert(1)</script>", "", "   "]
+HOSTILE_NAMES = [
+    'say "hi"',
+    "back\\slash\\",
+    "tab\there\nnewline\r\x01\x1f\x7f",
+    "nul\x00inside",
+    "x" * 100_000,
+    "literal \\uD800 text",
+    "emoji 😀 ✓ 中文",
+    "</script><script>alert(1)</script>",
+    "",
+    "   ",
+]
 
 
 def test_nvtx_names_with_quotes_controls_nul_and_100kb(tmp_path):
@@ -525,12 +648,13 @@ def test_invalid_utf8_and_lone_surrogates_are_replaced(tmp_path):
     # a truncated sequence
     raw = [b"lone \xed\xa0\x80 surrogate", b"bad \xff\xfe bytes", b"cut \xe2\x82", b"fine"]
     n = pq.read_table(exp / "NVTX_EVENTS.parquet")
-    n = n.set_column(n.schema.get_field_index("text"), "text",
-                     pa.array(raw, pa.binary()).view(pa.string()))
+    n = n.set_column(
+        n.schema.get_field_index("text"), "text", pa.array(raw, pa.binary()).view(pa.string())
+    )
     rewrite(exp / "NVTX_EVENTS.parquet", n)
     s = pq.read_table(exp / "StringIds.parquet")
     values = [v.encode() for v in s.column("value").to_pylist()]
-    values[1] = b"k\xc3A"   # kernel name with a broken 2-byte sequence
+    values[1] = b"k\xc3A"  # kernel name with a broken 2-byte sequence
     s = s.set_column(1, "value", pa.array(values, pa.binary()).view(pa.string()))
     rewrite(exp / "StringIds.parquet", s)
     out = run_cli(tmp_path, "convert", exp)
@@ -540,12 +664,19 @@ def test_invalid_utf8_and_lone_surrogates_are_replaced(tmp_path):
     assert sm["strings with invalid UTF-8 repaired: StringIds.value"] == "1"
     events = events_of(json_gz)
     nv = sorted(e["name"] for e in events if e["ph"] == "B" and e["cat"] == "nvtx")
-    assert nv == sorted(["lone \ufffd\ufffd\ufffd surrogate", "bad \ufffd\ufffd bytes",
-                         "cut \ufffd", "fine"])
+    assert nv == sorted(
+        ["lone \ufffd\ufffd\ufffd surrogate", "bad \ufffd\ufffd bytes", "cut \ufffd", "fine"]
+    )
     assert {e["name"] for e in events if e.get("cat") == "kernel"} == {"k\ufffdA"}
     # the source export is untouched
-    assert pq.read_table(exp / "NVTX_EVENTS.parquet").column("text").chunk(0) \
-        .view(pa.binary()).to_pylist() == raw
+    assert (
+        pq.read_table(exp / "NVTX_EVENTS.parquet")
+        .column("text")
+        .chunk(0)
+        .view(pa.binary())
+        .to_pylist()
+        == raw
+    )
 
 
 def test_times_perfetto_cannot_hold_are_not_published(tmp_path):
@@ -558,8 +689,10 @@ def test_times_perfetto_cannot_hold_are_not_published(tmp_path):
     for extra in ([], ["--no-validate"]):
         out = run_cli(tmp_path, "convert", *extra, exp)
         line = assert_fails(out, "synthetic/parquet: the events span 19")
-        assert line.endswith("days, more than Perfetto can place exactly (2^42 us, about "
-                             "50.9 days); nothing was published"), line
+        assert line.endswith(
+            "days, more than Perfetto can place exactly (2^42 us, about "
+            "50.9 days); nothing was published"
+        ), line
         assert ws_files(tmp_path) == []
 
 
@@ -603,14 +736,13 @@ def test_validate_command_exit_status(tmp_path):
 
 # --- 4. names ------------------------------------------------------------------
 
-ODD_NAMES = ["my report", "it's \"quoted\"", "a;b && rm -rf x", "résumé 日本 😀", "-x",
-             "--force"]
+ODD_NAMES = ["my report", 'it\'s "quoted"', "a;b && rm -rf x", "résumé 日本 😀", "-x", "--force"]
 
 
 @pytest.mark.parametrize("stem", ODD_NAMES)
 def test_export_folder_names(tmp_path, stem):
     exp = export(tmp_path, good_tables(), name=stem)
-    out = run_cli(tmp_path, "convert", exp)   # absolute path: no leading dash
+    out = run_cli(tmp_path, "convert", exp)  # absolute path: no leading dash
     assert_converts(tmp_path, out, stem)
     assert ws_files(tmp_path)[0] == stem
 
@@ -621,7 +753,7 @@ def test_report_names(tmp_path, stem):
     need_nsys()
     name = stem + ".nsys-rep"
     shutil.copyfile(THREEBODY, tmp_path / name)
-    out = run_cli(tmp_path, "convert", name)   # relative: '-x.nsys-rep' as typed
+    out = run_cli(tmp_path, "convert", name)  # relative: '-x.nsys-rep' as typed
     assert_converts(tmp_path, out, stem)
     assert summary(out)["memcpy H2D"] == "75"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([name, "ws"])
@@ -636,15 +768,19 @@ def test_mistyped_option_is_not_taken_for_a_path(tmp_path):
 
 # --- 5. the environment --------------------------------------------------------
 
+
 def test_workspace_root_under_a_regular_file(tmp_path):
     """Tests run as root, so chmod cannot make a folder unwritable: a path
     below a regular file cannot be created by anyone."""
     (tmp_path / "plainfile").write_text("x")
     exp = export(tmp_path, good_tables())
-    out = run_cli(tmp_path, "convert", exp,
-                  env={"NSYS_WORKSPACE_ROOT": str(tmp_path / "plainfile" / "ws")})
-    assert_fails(out, f"cannot create the workspace folder {tmp_path}/plainfile/ws/synthetic: "
-                      "Not a directory")
+    out = run_cli(
+        tmp_path, "convert", exp, env={"NSYS_WORKSPACE_ROOT": str(tmp_path / "plainfile" / "ws")}
+    )
+    assert_fails(
+        out,
+        f"cannot create the workspace folder {tmp_path}/plainfile/ws/synthetic: Not a directory",
+    )
     assert (tmp_path / "plainfile").read_text() == "x"
 
 
@@ -664,8 +800,11 @@ def tiny_disk(tmp_path):
     mnt.mkdir()
     if os.geteuid() != 0 or shutil.which("mount") is None:
         pytest.skip("needs root to mount a tmpfs")
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)],
+        capture_output=True,
+        text=True,
+    )
     if r.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs: {r.stderr.strip()}")
     try:
@@ -701,14 +840,16 @@ def test_disk_full(tmp_path, tiny_disk, free_kb):
 
 def test_nsys_missing(tmp_path):
     import glob
+
     if any(glob.glob(g) for g in nsys_mod.SEARCH_GLOBS):
         pytest.skip("an nsys is installed in a standard location")
     shutil.copyfile(THREEBODY, tmp_path / "tb.nsys-rep")
-    out = run_cli(tmp_path, "convert", "tb.nsys-rep",
-                  env={"PATH": os.path.dirname(sys.executable)})
+    out = run_cli(tmp_path, "convert", "tb.nsys-rep", env={"PATH": os.path.dirname(sys.executable)})
     assert_fails(out, "tb.nsys-rep: nsys was not found (looked in /opt/nvidia/")
-    assert ("or convert an existing Parquet export folder or SQLite export (.sqlite) instead"
-            in out.stderr)
+    assert (
+        "or convert an existing Parquet export folder or SQLite export (.sqlite) instead"
+        in out.stderr
+    )
     assert ws_files(tmp_path) == []
 
 
@@ -720,14 +861,19 @@ def test_nsys_override_that_does_not_run(tmp_path):
     assert ws_files(tmp_path) == []
 
 
-@pytest.mark.parametrize("script,message", [
-    ('echo "Exportation error: Something unexpected happened." >&2; exit 1',
-     "nsys 2023.4.4.54 failed to export the report (exit status 1): "
-     "Exportation error: Something unexpected happened."),
-    ("exit 7", "nsys 2023.4.4.54 failed to export the report (exit status 7, no message)"),
-    ("kill -9 $$", "nsys 2023.4.4.54 was killed by SIGKILL while exporting the report"),
-    ("exit 0", "nsys 2023.4.4.54 reported success but wrote no Parquet export"),
-])
+@pytest.mark.parametrize(
+    ("script", "message"),
+    [
+        (
+            'echo "Exportation error: Something unexpected happened." >&2; exit 1',
+            "nsys 2023.4.4.54 failed to export the report (exit status 1): "
+            "Exportation error: Something unexpected happened.",
+        ),
+        ("exit 7", "nsys 2023.4.4.54 failed to export the report (exit status 7, no message)"),
+        ("kill -9 $$", "nsys 2023.4.4.54 was killed by SIGKILL while exporting the report"),
+        ("exit 0", "nsys 2023.4.4.54 reported success but wrote no Parquet export"),
+    ],
+)
 def test_nsys_failing(tmp_path, script, message):
     shutil.copyfile(THREEBODY, tmp_path / "tb.nsys-rep")
     out = run_cli(tmp_path, "convert", "--nsys", fake_nsys(tmp_path, script), "tb.nsys-rep")
@@ -737,18 +883,23 @@ def test_nsys_failing(tmp_path, script, message):
 
 def test_nsys_too_old_for_the_report(tmp_path):
     """The exact text nsys 2023.4 prints for a report from a newer Nsight."""
-    script = ('echo "Exportation error: Report was created in Nsight Systems version '
-              '(2024.2.3.38-243838467081v0), newer than your current version '
-              '(2023.4.4.54-234433681190v0)." >&2\n'
-              'echo "Please update your Nsight Systems to the latest version to view '
-              'this report." >&2; exit 1')
+    script = (
+        'echo "Exportation error: Report was created in Nsight Systems version '
+        "(2024.2.3.38-243838467081v0), newer than your current version "
+        '(2023.4.4.54-234433681190v0)." >&2\n'
+        'echo "Please update your Nsight Systems to the latest version to view '
+        'this report." >&2; exit 1'
+    )
     shutil.copyfile(THREEBODY, tmp_path / "new.nsys-rep")
     out = run_cli(tmp_path, "convert", "--nsys", fake_nsys(tmp_path, script), "new.nsys-rep")
-    assert_fails(out, "new.nsys-rep: the report was created by Nsight Systems 2024.2.3.38, "
-                      "newer than this nsys (2023.4.4.54); install Nsight Systems "
-                      "2024.2.3.38 or newer, pass --nsys FILE, or convert its SQLite "
-                      "export (nsys export --type=sqlite, with Nsight Systems 2024.2.3.38 "
-                      "or newer) instead")
+    assert_fails(
+        out,
+        "new.nsys-rep: the report was created by Nsight Systems 2024.2.3.38, "
+        "newer than this nsys (2023.4.4.54); install Nsight Systems "
+        "2024.2.3.38 or newer, pass --nsys FILE, or convert its SQLite "
+        "export (nsys export --type=sqlite, with Nsight Systems 2024.2.3.38 "
+        "or newer) instead",
+    )
     assert ws_files(tmp_path) == []
 
 
@@ -779,9 +930,15 @@ def _large_export_or_skip() -> Path:
 
 def _start(tmp_path: Path, *args) -> subprocess.Popen:
     env = dict(os.environ, NSYS_WORKSPACE_ROOT=str(tmp_path / "ws"))
-    return subprocess.Popen([sys.executable, "-m", "nsys_duck.cli", *map(str, args)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [sys.executable, "-m", "nsys_duck.cli", *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _wait_for(cond, timeout=60.0) -> None:
@@ -801,25 +958,30 @@ def test_two_conversions_of_the_same_report_at_once(tmp_path):
     _wait_for(lambda: ws.is_dir() and any(ws.glob(".duckdb-spill-*")))
     second = run_cli(tmp_path, "convert", big)
     out, err = first.communicate(timeout=600)
-    assert_fails(second, "cpu_nvtx_large_1M/parquet: another nsys-duck conversion of "
-                         "cpu_nvtx_large_1M is running (lock ")
+    assert_fails(
+        second,
+        "cpu_nvtx_large_1M/parquet: another nsys-duck conversion of "
+        "cpu_nvtx_large_1M is running (lock ",
+    )
     assert first.returncode == 0, err
     assert out.strip().splitlines()[-1] == str(ws / "cpu_nvtx_large_1M.perfetto.json.gz")
     register_trace(ws / "cpu_nvtx_large_1M.perfetto.json.gz")
-    assert [f for f in ws_files(tmp_path) if "/parquet" not in f and f != "cpu_nvtx_large_1M"] \
-        == ["cpu_nvtx_large_1M/.nsys-duck.lock"] + outputs("cpu_nvtx_large_1M")
+    assert [f for f in ws_files(tmp_path) if "/parquet" not in f and f != "cpu_nvtx_large_1M"] == [
+        "cpu_nvtx_large_1M/.nsys-duck.lock"
+    ] + outputs("cpu_nvtx_large_1M")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sig,delay", [(signal.SIGINT, 1.0), (signal.SIGINT, 4.0),
-                                       (signal.SIGTERM, 2.0)])
+@pytest.mark.parametrize(
+    ("sig", "delay"), [(signal.SIGINT, 1.0), (signal.SIGINT, 4.0), (signal.SIGTERM, 2.0)]
+)
 def test_interrupted_mid_run_leaves_no_half_files(tmp_path, sig, delay):
     big = _large_export_or_skip()
     proc = _start(tmp_path, "convert", big)
     time.sleep(delay)
     assert proc.poll() is None, "finished before the signal; use a bigger input"
     proc.send_signal(sig)
-    out, err = proc.communicate(timeout=120)
+    _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert err.strip() == "nsys-duck: interrupted; no output files were published"
     assert ws_files(tmp_path) == []
@@ -853,10 +1015,13 @@ def test_converting_the_workspace_export_again(tmp_path):
     assert_converts(tmp_path, again, "synthetic")
 
 
-@pytest.mark.parametrize("limit,message", [
-    ("lots", "--memory-limit lots: Memory must have a number (e.g. 1GB)"),
-    ("1MB", "DuckDB ran out of memory (--memory-limit 1MB); raise --memory-limit"),
-])
+@pytest.mark.parametrize(
+    ("limit", "message"),
+    [
+        ("lots", "--memory-limit lots: Memory must have a number (e.g. 1GB)"),
+        ("1MB", "DuckDB ran out of memory (--memory-limit 1MB); raise --memory-limit"),
+    ],
+)
 def test_memory_limit_unusable(tmp_path, limit, message):
     out = run_cli(tmp_path, "convert", "--memory-limit", limit, ABACUS_EXPORT)
     assert_fails(out, f"abacus_many_kernels/parquet: {message}")

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 import contract
-from paths import NEWER
 from nsys_duck.convert import Options, convert
+from paths import NEWER
 
 FILES = sorted(NEWER.glob("*/*.sqlite"))
 IDS = [p.stem for p in FILES]
@@ -51,8 +51,9 @@ class Tables:
 
     def __init__(self, path: Path):
         self.con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        self.names = {r[0] for r in self.con.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        self.names = {
+            r[0] for r in self.con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
 
     def count(self, table: str, where: str = "1") -> int:
         if table not in self.names:
@@ -71,8 +72,9 @@ class Tables:
                     AND (r.globalTid >> 24) = (g.globalPid >> 24))""").fetchone()[0]
 
     def epoch(self) -> int:
-        return self.con.execute(
-            "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()[0]
+        return self.con.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()[
+            0
+        ]
 
 
 @pytest.mark.parametrize("path", FILES, ids=IDS)
@@ -89,8 +91,10 @@ def test_counts_equal_the_export_tables(path, converted):
     assert summary["kernels"] == kernels
     assert summary["CUDA graph executions"] == graphs
     assert summary["memset"] == memsets
-    assert sum(summary[m] for m in ("memcpy H2D", "memcpy D2H", "memcpy D2D/peer",
-                                    "memcpy other")) == memcpys
+    assert (
+        sum(summary[m] for m in ("memcpy H2D", "memcpy D2H", "memcpy D2D/peer", "memcpy other"))
+        == memcpys
+    )
     assert summary["GPU-side synchronization rows"] == syncs
     cats = Counter(s["cat"] for s in slices)
     assert cats["kernel"] == cats["kernel_core"] == kernels
@@ -101,15 +105,25 @@ def test_counts_equal_the_export_tables(path, converted):
     flows = Counter(e["cat"] for e in events if e["ph"] == "s")
     launched = t.linked("CUPTI_ACTIVITY_KIND_KERNEL") + t.linked("CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
     assert flows["launch"] == flows["launch_core"] == launched
-    assert flows["copy"] == (t.linked("CUPTI_ACTIVITY_KIND_MEMCPY")
-                             + t.linked("CUPTI_ACTIVITY_KIND_MEMSET"))
+    assert flows["copy"] == (
+        t.linked("CUPTI_ACTIVITY_KIND_MEMCPY") + t.linked("CUPTI_ACTIVITY_KIND_MEMSET")
+    )
     assert flows["sync"] == t.linked("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")
     assert summary["CPU NVTX ranges"] == t.count("NVTX_EVENTS", "eventType IN (59, 70)")
     # every table with rows that is not drawn is named, with its row count
-    not_drawn = {m.split(": ", 1)[1]: v for m, v in summary.items()
-                 if m.startswith("table with rows, not drawn: ")}
-    for table in ("OSRT_API", "SCHED_EVENTS", "COMPOSITE_EVENTS", "CUDA_GRAPH_EVENTS",
-                  "CUPTI_ACTIVITY_KIND_OVERHEAD", "NVTX_PAYLOAD_SCHEMAS"):
+    not_drawn = {
+        m.split(": ", 1)[1]: v
+        for m, v in summary.items()
+        if m.startswith("table with rows, not drawn: ")
+    }
+    for table in (
+        "OSRT_API",
+        "SCHED_EVENTS",
+        "COMPOSITE_EVENTS",
+        "CUDA_GRAPH_EVENTS",
+        "CUPTI_ACTIVITY_KIND_OVERHEAD",
+        "NVTX_PAYLOAD_SCHEMAS",
+    ):
         if t.count(table):
             assert not_drawn[table] == t.count(table), table
     assert "CUPTI_ACTIVITY_KIND_KERNEL" not in not_drawn and "StringIds" not in not_drawn
@@ -123,8 +137,7 @@ def test_contract_holds(path, converted):
     assert contract.bad_ids(events) == []
     assert contract.flow_problems(events, slices, res.base_ns) == []
     assert res.validated
-    names = [e["args"]["name"] for e in events
-             if e["ph"] == "M" and e["name"] == "process_name"]
+    names = [e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"]
     assert names and not any("Device -1" in n for n in names)
 
 
@@ -136,34 +149,47 @@ def test_times_are_the_exports_plus_the_session_start(path, converted):
     res, events, slices = converted(path)
     t = Tables(path)
     epoch = t.epoch()
-    rows = t.con.execute("SELECT start, \"end\" FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchall() \
-        if "CUPTI_ACTIVITY_KIND_KERNEL" in t.names else []
+    rows = (
+        t.con.execute('SELECT start, "end" FROM CUPTI_ACTIVITY_KIND_KERNEL').fetchall()
+        if "CUPTI_ACTIVITY_KIND_KERNEL" in t.names
+        else []
+    )
     want = Counter((s + epoch, e + epoch) for s, e in rows)
     assert Counter((s["start_ns"], s["end_ns"]) for s in slices if s["cat"] == "kernel") == want
-    got = Counter((contract.ns(e["ts"]) + res.base_ns,
-                   contract.ns(e["ts"]) + contract.ns(e["dur"]) + res.base_ns)
-                  for e in events if e.get("cat") == "kernel")
+    got = Counter(
+        (
+            contract.ns(e["ts"]) + res.base_ns,
+            contract.ns(e["ts"]) + contract.ns(e["dur"]) + res.base_ns,
+        )
+        for e in events
+        if e.get("cat") == "kernel"
+    )
     assert got == want
     assert all(0 <= contract.ns(e["ts"]) < 2**42 * 1000 for e in events if "ts" in e)
     assert res.base_ns % 10**9 == 0 and res.base_ns <= epoch
 
 
 def _process_names(events):
-    return sorted(e["args"]["name"] for e in events
-                  if e["ph"] == "M" and e["name"] == "process_name")
+    return sorted(
+        e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"
+    )
 
 
 def test_graph_level_launches_have_their_gpu_side(converted):
     """flameox: two cudaGraphLaunch calls whose GPU side is only in
     CUPTI_ACTIVITY_KIND_GRAPH_TRACE: each execution is drawn on stream 13 and
     the Core Timeline, with a launch and a launch_core flow from its call."""
-    res, events, slices = converted(NEWER / "flameox_graph_trace_2025_5"
-                                    / "flameox_graph_trace_2025_5.sqlite")
+    res, _events, slices = converted(
+        NEWER / "flameox_graph_trace_2025_5" / "flameox_graph_trace_2025_5.sqlite"
+    )
     graphs = [s for s in slices if s["cat"] == "cuda_graph"]
-    assert [(s["name"], s["correlation_id"], s["track_name"]) for s in
-            sorted(graphs, key=lambda s: s["start_ns"])] == [
+    assert [
+        (s["name"], s["correlation_id"], s["track_name"])
+        for s in sorted(graphs, key=lambda s: s["start_ns"])
+    ] == [
         ("CUDA graph 1", 141, "Stream 13 [pid 945961 ctx 1]"),
-        ("CUDA graph 1", 142, "Stream 13 [pid 945961 ctx 1]")]
+        ("CUDA graph 1", 142, "Stream 13 [pid 945961 ctx 1]"),
+    ]
     assert dict(res.summary)["linked CUDA API launches"] == 5
     calls = {s["correlation_id"]: s["name"] for s in slices if s["cat"] == "cuda_api"}
     assert calls[141] == calls[142] == "cudaGraphLaunch"
@@ -172,7 +198,7 @@ def test_graph_level_launches_have_their_gpu_side(converted):
 def test_devices_without_target_info_gpu_are_named_by_id(converted):
     """nsysai: no TARGET_INFO_GPU; two processes on two H100s; the GPU-side
     sync rows (all exported with deviceId 0) go to each context's device."""
-    res, events, slices = converted(NEWER / "nsysai_h100_2gpu_1s" / "nsysai_h100_2gpu_1s.sqlite")
+    _res, events, slices = converted(NEWER / "nsysai_h100_2gpu_1s" / "nsysai_h100_2gpu_1s.sqlite")
     assert _process_names(events) == ["Device 0: GPU 0", "Device 1: GPU 1"]
     sync_tracks = {(s["device_id"], s["track_name"]) for s in slices if s["cat"] == "gpu_sync"}
     assert sync_tracks == {(0, "CUDA Sync [pid 111 ctx 1]"), (1, "CUDA Sync [pid 112 ctx 2]")}
@@ -180,7 +206,7 @@ def test_devices_without_target_info_gpu_are_named_by_id(converted):
 
 def test_idle_gpus_of_target_info_are_not_drawn(converted):
     """fuser_h100x8: eight H100s listed out of id order, work on device 0."""
-    res, events, _ = converted(NEWER / "fuser_h100x8_2024_6" / "fuser_h100x8_2024_6.sqlite")
+    _res, events, _ = converted(NEWER / "fuser_h100x8_2024_6" / "fuser_h100x8_2024_6.sqlite")
     assert _process_names(events) == ["Device 0: NVIDIA H100 80GB HBM3"]
 
 
@@ -189,28 +215,48 @@ def test_one_stream_track_per_process_context_and_stream(path, converted):
     """greenContextId is NULL on some tables and 0 on others in these exports:
     either way one track per (process, context, stream) of the GPU tables
     (unified-memory migrations, with no stream, go to Unified Memory)."""
-    res, events, slices = converted(path)
+    _res, _events, slices = converted(path)
     t = Tables(path)
     keys = set()
-    for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
-                  "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"):
+    for table in (
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+        "CUPTI_ACTIVITY_KIND_MEMCPY",
+        "CUPTI_ACTIVITY_KIND_MEMSET",
+        "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+    ):
         if table not in t.names:
             continue
-        um = ("copyKind IN (11, 12, 13) AND streamId = 0 AND contextId = 0 "
-              "AND coalesce(correlationId, 0) = 0") if table.endswith("MEMCPY") else "0"
-        keys |= set(t.con.execute(
-            f'SELECT DISTINCT deviceId, (globalPid >> 24) & 16777215, contextId, streamId '
-            f'FROM "{table}" WHERE NOT ({um})').fetchall())
-    ours = {(s["device_id"], s["os_pid"], s["context_id"], s["stream_id"])
-            for s in slices if s["cat"] in ("kernel", "memcpy", "memset", "cuda_graph")
-            and s["track_name"].startswith("Stream ")}
+        um = (
+            (
+                "copyKind IN (11, 12, 13) AND streamId = 0 AND contextId = 0 "
+                "AND coalesce(correlationId, 0) = 0"
+            )
+            if table.endswith("MEMCPY")
+            else "0"
+        )
+        keys |= set(
+            t.con.execute(
+                f"SELECT DISTINCT deviceId, (globalPid >> 24) & 16777215, contextId, streamId "
+                f'FROM "{table}" WHERE NOT ({um})'
+            ).fetchall()
+        )
+    ours = {
+        (s["device_id"], s["os_pid"], s["context_id"], s["stream_id"])
+        for s in slices
+        if s["cat"] in ("kernel", "memcpy", "memset", "cuda_graph")
+        and s["track_name"].startswith("Stream ")
+    }
     assert ours == keys
-    tracks = {(s["pid"], s["track_name"].split(" #")[0]) for s in slices
-              if s["track_name"].startswith("Stream ")}
+    tracks = {
+        (s["pid"], s["track_name"].split(" #")[0])
+        for s in slices
+        if s["track_name"].startswith("Stream ")
+    }
     assert len(tracks) == len(keys)
 
 
 # --- NVIDIA's own reports on the same files (nsys stats, the ground truth) ----
+
 
 def _nsys_stats(tmp_path, path: Path, report: str) -> list[dict] | None:
     """Run ``nsys stats --report REPORT`` (the installed nsys, 2023.4 here) on a
@@ -219,18 +265,33 @@ def _nsys_stats(tmp_path, path: Path, report: str) -> list[dict] | None:
     import shutil
     import subprocess
 
+    from test_nvtx import read_nsys_csv
+
     from nsys_duck.errors import NsysNotFoundError
     from nsys_duck.nsys import find_nsys
-    from test_nvtx import read_nsys_csv
+
     try:
         nsys = find_nsys()
     except NsysNotFoundError:
         pytest.skip("no nsys installed (make test installs Debian's nsight-systems)")
     copy = tmp_path / path.name
     shutil.copyfile(path, copy)
-    subprocess.run([str(nsys.path), "stats", "--report", report, "--format", "csv",
-                    "--output", str(tmp_path / "out"), str(copy)],
-                   check=True, capture_output=True, timeout=600)
+    subprocess.run(
+        [
+            str(nsys.path),
+            "stats",
+            "--report",
+            report,
+            "--format",
+            "csv",
+            "--output",
+            str(tmp_path / "out"),
+            str(copy),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
     csv = tmp_path / f"out_{report}.csv"
     if not csv.exists() or csv.stat().st_size == 0:
         return None
@@ -245,34 +306,63 @@ def test_gpu_rows_equal_nsight_cuda_gpu_trace(tmp_path, path, converted):
     id and stream, and nothing else (memcpy/memset names equal too)."""
     rows = _nsys_stats(tmp_path, path, "cuda_gpu_trace")
     if rows is None:
-        pytest.skip("nsys 2023.4's cuda_gpu_trace writes nothing for this export "
-                    "(it joins TARGET_INFO_GPU, which the export lacks)")
-    res, events, slices = converted(path)
+        pytest.skip(
+            "nsys 2023.4's cuda_gpu_trace writes nothing for this export "
+            "(it joins TARGET_INFO_GPU, which the export lacks)"
+        )
+    _res, _events, slices = converted(path)
     epoch = Tables(path).epoch()
-    want = Counter((int(r["Start (ns)"]) + epoch, int(r["Duration (ns)"]), int(r["CorrId"]),
-                    int(r["Strm"]), r["Name"] if r["Name"].startswith("[CUDA") else "kernel")
-                   for r in rows)
-    got = Counter((s["start_ns"], s["dur_ns"], s["correlation_id"] or 0,
-                   s["stream_id"], s["name"] if s["cat"] != "kernel" else "kernel")
-                  for s in slices if s["cat"] in ("kernel", "memcpy", "memset"))
+    want = Counter(
+        (
+            int(r["Start (ns)"]) + epoch,
+            int(r["Duration (ns)"]),
+            int(r["CorrId"]),
+            int(r["Strm"]),
+            r["Name"] if r["Name"].startswith("[CUDA") else "kernel",
+        )
+        for r in rows
+    )
+    got = Counter(
+        (
+            s["start_ns"],
+            s["dur_ns"],
+            s["correlation_id"] or 0,
+            s["stream_id"],
+            s["name"] if s["cat"] != "kernel" else "kernel",
+        )
+        for s in slices
+        if s["cat"] in ("kernel", "memcpy", "memset")
+    )
     assert sum(want.values()) == sum(got.values()) > 0
     assert got == want, (list((want - got).items())[:3], list((got - want).items())[:3])
 
 
 @pytest.mark.nsys
-@pytest.mark.parametrize("path", [p for p in FILES if "nvtx" in p.stem or "fuser" in p.stem
-                                  or "nsysai" in p.stem], ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path",
+    [p for p in FILES if "nvtx" in p.stem or "fuser" in p.stem or "nsysai" in p.stem],
+    ids=lambda p: p.stem,
+)
 def test_projection_equals_nsight_nvtx_gpu_proj_trace(tmp_path, path, converted):
     """NVTX ranges projected onto the GPU = NVIDIA's nvtx_gpu_proj_trace on
     the same file, to the ns (times + session start), with its NumGPUOps."""
     rows = _nsys_stats(tmp_path, path, "nvtx_gpu_proj_trace")
     if rows is None:
         pytest.skip("nsys 2023.4's nvtx_gpu_proj_trace writes nothing for this export")
-    res, events, slices = converted(path)
+    _res, _events, slices = converted(path)
     epoch = Tables(path).epoch()
-    want = Counter((int(r["TID"]), int(r["Orig Start (ns)"]) + epoch, int(r["Orig Duration (ns)"]),
-                    int(r["Projected Start (ns)"]) + epoch, int(r["Projected Duration (ns)"]),
-                    int(r["NumGPUOps"])) for r in rows if r["RangeId"] != "")
+    want = Counter(
+        (
+            int(r["TID"]),
+            int(r["Orig Start (ns)"]) + epoch,
+            int(r["Orig Duration (ns)"]),
+            int(r["Projected Start (ns)"]) + epoch,
+            int(r["Projected Duration (ns)"]),
+            int(r["NumGPUOps"]),
+        )
+        for r in rows
+        if r["RangeId"] != ""
+    )
     ranges = {s["nvtx_id"]: s for s in slices if s["cat"] == "nvtx"}
     spans: dict[int, list[int]] = {}
     for s in slices:
@@ -283,14 +373,25 @@ def test_projection_equals_nsight_nvtx_gpu_proj_trace(tmp_path, path, converted)
     for s in slices:
         for nid in s["nvtx_ids"] or []:
             calls.setdefault(nid, set()).add((s["os_pid"], s["correlation_id"]))
-    got = Counter((ranges[n]["os_tid"], ranges[n]["start_ns"], ranges[n]["dur_ns"],
-                   lo, hi - lo, len(calls[n])) for n, (lo, hi) in spans.items())
+    got = Counter(
+        (
+            ranges[n]["os_tid"],
+            ranges[n]["start_ns"],
+            ranges[n]["dur_ns"],
+            lo,
+            hi - lo,
+            len(calls[n]),
+        )
+        for n, (lo, hi) in spans.items()
+    )
     assert sum(want.values()) > 0
     assert got == want, (list((want - got).items())[:3], list((got - want).items())[:3])
 
 
-SYNC_CALL = re.compile(r"^(cudaDeviceSynchronize|cudaThreadSynchronize|cudaStreamSynchronize"
-                       r"|cuCtxSynchronize|cuStreamSynchronize)(_pt(sz|ds))?(_v[0-9]{4,})?$")
+SYNC_CALL = re.compile(
+    r"^(cudaDeviceSynchronize|cudaThreadSynchronize|cudaStreamSynchronize"
+    r"|cuCtxSynchronize|cuStreamSynchronize)(_pt(sz|ds))?(_v[0-9]{4,})?$"
+)
 
 
 @pytest.mark.parametrize("path", FILES, ids=IDS)
@@ -300,7 +401,7 @@ def test_primary_rows_are_each_export_row_once(path, converted):
     timed CUDA event records, NVTX rows and API calls (launching ones and
     synchronization calls; two processes on two GPUs in nsysai), never a
     Core/PCIe/D2D copy or an NVTX projection, and no event twice."""
-    res, events, slices = converted(path)
+    _res, _events, slices = converted(path)
     assert contract.primary_problems(slices) == []
     t = Tables(path)
     drawable = 'start IS NOT NULL AND "end" >= start AND deviceId >= 0'
@@ -308,32 +409,50 @@ def test_primary_rows_are_each_export_row_once(path, converted):
     def keys(table: str) -> set:
         if table not in t.names:
             return set()
-        return set(t.con.execute(f'SELECT globalPid >> 24, correlationId FROM "{table}" '
-                                 f'WHERE {drawable} AND correlationId <> 0').fetchall())
+        return set(
+            t.con.execute(
+                f'SELECT globalPid >> 24, correlationId FROM "{table}" '
+                f"WHERE {drawable} AND correlationId <> 0"
+            ).fetchall()
+        )
 
-    gpu = set().union(*(keys(f"CUPTI_ACTIVITY_KIND_{k}")
-                        for k in ("KERNEL", "MEMCPY", "MEMSET", "GRAPH_TRACE")))
+    gpu = set().union(
+        *(keys(f"CUPTI_ACTIVITY_KIND_{k}") for k in ("KERNEL", "MEMCPY", "MEMSET", "GRAPH_TRACE"))
+    )
     sync = keys("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")
-    calls = t.con.execute("""
+    calls = (
+        t.con.execute("""
         SELECT r.globalTid >> 24, r.correlationId, s.value
         FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r LEFT JOIN StringIds AS s ON s.id = r.nameId
         WHERE r.eventClass IN (0, 1) AND r.start IS NOT NULL AND r."end" >= r.start
-            AND r.globalTid IS NOT NULL""").fetchall() \
-        if "CUPTI_ACTIVITY_KIND_RUNTIME" in t.names else []
+            AND r.globalTid IS NOT NULL""").fetchall()
+        if "CUPTI_ACTIVITY_KIND_RUNTIME" in t.names
+        else []
+    )
     launched = sum(1 for pk, corr, _ in calls if (pk, corr) in gpu)
-    syncs = sum(1 for pk, corr, api in calls if (pk, corr) not in gpu
-                and ((pk, corr) in sync or SYNC_CALL.match(api or "")))
-    want = Counter({
-        "kernel": t.count("CUPTI_ACTIVITY_KIND_KERNEL", drawable),
-        "cuda_graph": t.count("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", drawable),
-        "memcpy": t.count("CUPTI_ACTIVITY_KIND_MEMCPY", drawable),
-        "memset": t.count("CUPTI_ACTIVITY_KIND_MEMSET", drawable),
-        "gpu_sync": t.count("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", drawable),
-        "cuda_event": t.count("CUPTI_ACTIVITY_KIND_CUDA_EVENT",
-                              "coalesce(timestamp, 0) <> 0 AND deviceId >= 0"),
-        "cuda_api": launched, "cuda_sync": syncs,
-        "nvtx": t.count("NVTX_EVENTS", """start IS NOT NULL AND globalTid IS NOT NULL
+    syncs = sum(
+        1
+        for pk, corr, api in calls
+        if (pk, corr) not in gpu and ((pk, corr) in sync or SYNC_CALL.match(api or ""))
+    )
+    want = Counter(
+        {
+            "kernel": t.count("CUPTI_ACTIVITY_KIND_KERNEL", drawable),
+            "cuda_graph": t.count("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", drawable),
+            "memcpy": t.count("CUPTI_ACTIVITY_KIND_MEMCPY", drawable),
+            "memset": t.count("CUPTI_ACTIVITY_KIND_MEMSET", drawable),
+            "gpu_sync": t.count("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", drawable),
+            "cuda_event": t.count(
+                "CUPTI_ACTIVITY_KIND_CUDA_EVENT", "coalesce(timestamp, 0) <> 0 AND deviceId >= 0"
+            ),
+            "cuda_api": launched,
+            "cuda_sync": syncs,
+            "nvtx": t.count(
+                "NVTX_EVENTS",
+                """start IS NOT NULL AND globalTid IS NOT NULL
             AND (eventType = 34 OR (eventType IN (59, 60, 70, 71)
-                AND coalesce("end", start) >= start))"""),
-    })
+                AND coalesce("end", start) >= start))""",
+            ),
+        }
+    )
     assert Counter(s["cat"] for s in slices if s["is_primary"]) == +want

@@ -31,8 +31,7 @@ def test_report_through_nsys_export_matches_shipped_export(tmp_path):
     shutil.copy2(report, src)
     before = src.read_bytes()
     via_nsys = convert(src, Options(), root=tmp_path / "a")
-    via_parquet = convert(REPORTS / "threebody_2023_3" / "parquet", Options(),
-                          root=tmp_path / "b")
+    via_parquet = convert(REPORTS / "threebody_2023_3" / "parquet", Options(), root=tmp_path / "b")
     assert via_nsys.nsys_version == nsys.version and not via_nsys.export_reused
     assert via_nsys.workspace.dir == tmp_path / "a" / "threebody_2023_3"
     assert (via_nsys.workspace.parquet_dir / "CUPTI_ACTIVITY_KIND_KERNEL.parquet").exists()
@@ -51,8 +50,12 @@ def test_qdrep_through_cli(tmp_path):
     _nsys_or_skip()
     report = REPORTS / "raiderstream_tiny" / "raiderstream_tiny.qdrep"
     env = dict(os.environ, NSYS_WORKSPACE_ROOT=str(tmp_path))
-    out = subprocess.run([sys.executable, "-m", "nsys_duck.cli", "convert", str(report)],
-                         capture_output=True, text=True, env=env)
+    out = subprocess.run(
+        [sys.executable, "-m", "nsys_duck.cli", "convert", str(report)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr
     last = out.stdout.strip().splitlines()[-1]
     assert last == str(tmp_path / "raiderstream_tiny" / "raiderstream_tiny.perfetto.json.gz")
@@ -63,9 +66,20 @@ def test_qdrep_through_cli(tmp_path):
 def test_no_nsys_gives_one_sentence(tmp_path):
     report = REPORTS / "threebody_2023_3" / "threebody_2023_3.nsys-rep"
     env = dict(os.environ, NSYS_WORKSPACE_ROOT=str(tmp_path), PATH=os.path.dirname(sys.executable))
-    out = subprocess.run([sys.executable, "-m", "nsys_duck.cli", "convert", str(report),
-                          "--nsys", str(tmp_path / "no-such-nsys")],
-                         capture_output=True, text=True, env=env)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "nsys_duck.cli",
+            "convert",
+            str(report),
+            "--nsys",
+            str(tmp_path / "no-such-nsys"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert out.returncode == 1
     assert "nsys was not found" in out.stderr and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
@@ -74,9 +88,19 @@ def test_no_nsys_gives_one_sentence(tmp_path):
 def test_one_failure_does_not_stop_the_rest(tmp_path):
     env = dict(os.environ, NSYS_WORKSPACE_ROOT=str(tmp_path))
     good = REPORTS / "raiderstream_tiny" / "parquet"
-    out = subprocess.run([sys.executable, "-m", "nsys_duck.cli", "convert",
-                          str(tmp_path / "missing.nsys-rep"), str(good)],
-                         capture_output=True, text=True, env=env)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "nsys_duck.cli",
+            "convert",
+            str(tmp_path / "missing.nsys-rep"),
+            str(good),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert out.returncode == 1
     assert "no such file or directory" in out.stderr
     assert (tmp_path / "raiderstream_tiny" / "raiderstream_tiny.perfetto.json.gz").exists()

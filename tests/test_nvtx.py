@@ -33,12 +33,18 @@ from nsys_duck import lanes
 from nsys_duck.convert import Options, convert
 
 ORACLE = Path(__file__).resolve().parent / "data" / "oracle"
-GPU_NVTX = ["pytorch_nvtx_profiling", "memfusion_nvtx_d2d", "llmc_t4_no_kernel_table",
-            "diffevo_nvtx_startend", "keras_darknet53_nvtx_startend"]
+GPU_NVTX = [
+    "pytorch_nvtx_profiling",
+    "memfusion_nvtx_d2d",
+    "llmc_t4_no_kernel_table",
+    "diffevo_nvtx_startend",
+    "keras_darknet53_nvtx_startend",
+]
 OPS = ("kernel", "memcpy", "memset")
 
 
 # --- helpers -----------------------------------------------------------------
+
 
 class Run:
     """One conversion read back: aligned Parquet rows and JSON events."""
@@ -72,8 +78,9 @@ class Run:
 
     def api_calls(self) -> dict[tuple[int, int], dict]:
         """(os_pid, correlationId) -> its CUDA API slice (one per call)."""
-        return {(s["os_pid"], s["correlation_id"]): s for s in self.slices
-                if s["cat"] == "cuda_api"}
+        return {
+            (s["os_pid"], s["correlation_id"]): s for s in self.slices if s["cat"] == "cuda_api"
+        }
 
 
 def run_export(export: Path, root: Path, scope: str = "thread") -> Run:
@@ -101,8 +108,11 @@ def read_nsys_csv(path: Path, record_start: str | None = None) -> list[dict]:
     or, with ``record_start`` (a regex), until the next line starts a record
     (needed when a name with a newline appears twice, as in NameTree).
     """
-    data = gzip.open(path, "rt", encoding="utf-8").read() if path.suffix == ".gz" \
+    data = (
+        gzip.open(path, "rt", encoding="utf-8").read()
+        if path.suffix == ".gz"
         else path.read_text(encoding="utf-8")
+    )
     lines = data.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -123,7 +133,7 @@ def read_nsys_csv(path: Path, record_start: str | None = None) -> list[dict]:
     for rec in records:
         fields = next(csv.reader([rec]))
         assert len(fields) == len(header), rec[:200]
-        rows.append(dict(zip(header, (x.replace("\ue000", "\n") for x in fields))))
+        rows.append(dict(zip(header, (x.replace("\ue000", "\n") for x in fields), strict=True)))
     return rows
 
 
@@ -145,8 +155,13 @@ def cross_thread_ranges(name: str) -> set[tuple[int, int, int]]:
     """(tid, start, end) of start/end ranges ended on another thread (Nsight drops them)."""
     if not (REPORTS / name / "parquet" / "NVTX_EVENTS.parquet").exists():
         return set()
-    return set(nsight(name, "SELECT globalTid & 16777215, start, \"end\" "
-                            "FROM '{T}/NVTX_EVENTS.parquet' WHERE endGlobalTid IS NOT NULL"))
+    return set(
+        nsight(
+            name,
+            'SELECT globalTid & 16777215, start, "end" '
+            "FROM '{T}/NVTX_EVENTS.parquet' WHERE endGlobalTid IS NOT NULL",
+        )
+    )
 
 
 def replay_stacks(events: list[dict]) -> list[str]:
@@ -190,18 +205,28 @@ def thread_overlaps(run: Run) -> list[str]:
 
 # --- Nsight oracle -----------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", GPU_NVTX)
 def test_projection_equals_nsight_nvtx_gpu_proj_trace(name, report):
     """Every range's projection = Nsight's, to the ns, and the same ranges."""
     run = report(name)
-    oracle = [r for r in read_nsys_csv(oracle_file(name, "nvtx_gpu_proj_trace"))
-              if r["RangeId"] != ""]
-    want = Counter((int(r["TID"]), int(r["Orig Start (ns)"]), int(r["Orig Duration (ns)"]),
-                    int(r["Projected Start (ns)"]), int(r["Projected Duration (ns)"]),
-                    int(r["NumGPUOps"])) for r in oracle)
+    oracle = [
+        r for r in read_nsys_csv(oracle_file(name, "nvtx_gpu_proj_trace")) if r["RangeId"] != ""
+    ]
+    want = Counter(
+        (
+            int(r["TID"]),
+            int(r["Orig Start (ns)"]),
+            int(r["Orig Duration (ns)"]),
+            int(r["Projected Start (ns)"]),
+            int(r["Projected Duration (ns)"]),
+            int(r["NumGPUOps"]),
+        )
+        for r in oracle
+    )
 
     ranges, proj = run.ranges(), run.projections()
-    calls = defaultdict(set)   # nvtx_id -> distinct launching calls
+    calls = defaultdict(set)  # nvtx_id -> distinct launching calls
     for op in run.ops():
         for nid in op["nvtx_ids"]:
             calls[nid].add((op["os_pid"], op["correlation_id"]))
@@ -211,12 +236,22 @@ def test_projection_equals_nsight_nvtx_gpu_proj_trace(name, report):
         r = ranges[nid]
         if (r["os_tid"], r["start_ns"], r["end_ns"]) in dropped:
             continue
-        got[(r["os_tid"], r["start_ns"], r["end_ns"] - r["start_ns"],
-             start, end - start, len(calls[nid]))] += 1
+        got[
+            (
+                r["os_tid"],
+                r["start_ns"],
+                r["end_ns"] - r["start_ns"],
+                start,
+                end - start,
+                len(calls[nid]),
+            )
+        ] += 1
     assert sum(want.values()) > 0
-    assert got == want, (f"{sum((want - got).values())} oracle rows missing, "
-                         f"{sum((got - want).values())} extra: "
-                         f"{list((want - got).items())[:3]} / {list((got - want).items())[:3]}")
+    assert got == want, (
+        f"{sum((want - got).values())} oracle rows missing, "
+        f"{sum((got - want).values())} extra: "
+        f"{list((want - got).items())[:3]} / {list((got - want).items())[:3]}"
+    )
     assert run.summary["projected NVTX ranges"] == len(proj)
 
 
@@ -224,20 +259,27 @@ def test_projection_equals_nsight_nvtx_gpu_proj_trace(name, report):
 def test_ops_in_no_range_equal_nsight_no_range_row(name, report):
     """The oracle's "no range" row = the launched ops whose nvtx_ids is empty."""
     run = report(name)
-    row = [r for r in read_nsys_csv(oracle_file(name, "nvtx_gpu_proj_trace"))
-           if r["RangeId"] == ""]
+    row = [r for r in read_nsys_csv(oracle_file(name, "nvtx_gpu_proj_trace")) if r["RangeId"] == ""]
     calls = run.api_calls()
-    free = [op for op in run.ops() if not op["nvtx_ids"]
-            and (op["os_pid"], op["correlation_id"]) in calls]
+    free = [
+        op
+        for op in run.ops()
+        if not op["nvtx_ids"] and (op["os_pid"], op["correlation_id"]) in calls
+    ]
     if not row:
         assert free == []
         return
     (row,) = row
     start = min(op["start_ns"] for op in free)
-    assert (start, max(op["end_ns"] for op in free) - start,
-            len({(op["os_pid"], op["correlation_id"]) for op in free})) == (
-        int(row["Projected Start (ns)"]), int(row["Projected Duration (ns)"]),
-        int(row["NumGPUOps"]))
+    assert (
+        start,
+        max(op["end_ns"] for op in free) - start,
+        len({(op["os_pid"], op["correlation_id"]) for op in free}),
+    ) == (
+        int(row["Projected Start (ns)"]),
+        int(row["Projected Duration (ns)"]),
+        int(row["NumGPUOps"]),
+    )
 
 
 @pytest.mark.parametrize("name", GPU_NVTX)
@@ -255,26 +297,34 @@ def test_projected_stacks_nest_and_keep_cpu_parents(name, report):
     checked = 0
     for items in by_track.values():
         # the JSON order: start, longer first, then CPU order (outer first)
-        items.sort(key=lambda s: (s["start_ns"], -s["end_ns"],
-                                  ranges[s["nvtx_id"]]["start_ns"],
-                                  -ranges[s["nvtx_id"]]["end_ns"]))
+        items.sort(
+            key=lambda s: (
+                s["start_ns"],
+                -s["end_ns"],
+                ranges[s["nvtx_id"]]["start_ns"],
+                -ranges[s["nvtx_id"]]["end_ns"],
+            )
+        )
         stack: list[dict] = []
         for s in items:
-            while stack and stack[-1]["end_ns"] <= s["start_ns"] and not (
-                    stack[-1]["end_ns"] == s["start_ns"] == stack[-1]["start_ns"]):
+            while (
+                stack
+                and stack[-1]["end_ns"] <= s["start_ns"]
+                and not (stack[-1]["end_ns"] == s["start_ns"] == stack[-1]["start_ns"])
+            ):
                 stack.pop()
             if stack:
                 parent, child = ranges[stack[-1]["nvtx_id"]], ranges[s["nvtx_id"]]
                 assert parent["os_tid"] == child["os_tid"]
-                assert parent["start_ns"] <= child["start_ns"] and \
-                    child["end_ns"] <= parent["end_ns"], (parent["name"], child["name"])
+                assert (
+                    parent["start_ns"] <= child["start_ns"] and child["end_ns"] <= parent["end_ns"]
+                ), (parent["name"], child["name"])
                 checked += 1
             stack.append(s)
     if name == "pytorch_nvtx_profiling":
         assert checked > 5000
         # test_outer and test project onto the same interval: outer opens first
-        first = [e["name"] for e in run.events if e["ph"] == "B"
-                 and e["cat"] == "nvtx_kernel"][:2]
+        first = [e["name"] for e in run.events if e["ph"] == "B" and e["cat"] == "nvtx_kernel"][:2]
         assert first == ["test_outer", "test"]
 
 
@@ -286,42 +336,64 @@ def test_kernel_args_and_parquet_paths_outer_to_inner(report):
     assert deep["nvtx_names"] == [ranges[i]["name"] for i in deep["nvtx_ids"]]
     assert deep["nvtx_names"][:2] == ["test_outer", "test"]
     assert deep["nvtx_names"][-1] == "ExecutorRunFusion::cuLaunchKernel"
-    for outer, inner in zip(deep["nvtx_ids"], deep["nvtx_ids"][1:]):
+    for outer, inner in zip(deep["nvtx_ids"], deep["nvtx_ids"][1:], strict=False):
         assert ranges[outer]["start_ns"] <= ranges[inner]["start_ns"]
         assert ranges[inner]["end_ns"] <= ranges[outer]["end_ns"]
     # the Core copy carries no list (each op is counted once per GROUP BY)
     assert all(s["nvtx_ids"] is None for s in run.slices if s["cat"] == "kernel_core")
     # JSON args of the same kernel: names, outer -> inner
     base = run.result.base_ns
-    json_kernel = [e for e in run.events if e["ph"] == "X" and e["cat"] == "kernel"
-                   and contract.ns(e["ts"]) + base == deep["start_ns"]]
+    json_kernel = [
+        e
+        for e in run.events
+        if e["ph"] == "X"
+        and e["cat"] == "kernel"
+        and contract.ns(e["ts"]) + base == deep["start_ns"]
+    ]
     assert json_kernel[0]["args"]["nvtxRanges"] == deep["nvtx_names"]
-    assert sum(1 for s in kernels if s["nvtx_ids"]) == run.summary[
-        "GPU ops owned by an NVTX range"] == 1000
+    assert (
+        sum(1 for s in kernels if s["nvtx_ids"])
+        == run.summary["GPU ops owned by an NVTX range"]
+        == 1000
+    )
 
 
 # --- NVTX kinds and names ----------------------------------------------------
 
+
 def expected_nvtx(name: str) -> list[tuple]:
     """(eventType, tid, start, end, message) from Nsight's table (registered strings
     resolved; empty -> '[unnamed]')."""
-    rows = nsight(name, """
+    rows = nsight(
+        name,
+        """
         SELECT e.eventType, e.globalTid & 16777215, e.start, e."end",
                coalesce(s.value, e.text)
         FROM '{T}/NVTX_EVENTS.parquet' e
         LEFT JOIN '{T}/StringIds.parquet' s ON s.id = e.textId
-        WHERE e.eventType IN (34, 59, 60)""")
-    return [(t, tid, start, end, (msg or "").replace("\0", "") or "[unnamed]")
-            for t, tid, start, end, msg in rows]
+        WHERE e.eventType IN (34, 59, 60)""",
+    )
+    return [
+        (t, tid, start, end, (msg or "").replace("\0", "") or "[unnamed]")
+        for t, tid, start, end, msg in rows
+    ]
 
 
 def test_cpu_nvtx_small_all_kinds_with_exact_names(report):
     run = report("cpu_nvtx_small")
     want = Counter(expected_nvtx("cpu_nvtx_small"))
     kind = {"B": 59, "X": 59, "b": 60, "i": 34}
-    got = Counter((kind[s["ph"]], s["os_tid"], s["start_ns"],
-                   None if s["ph"] == "i" else s["end_ns"], s["name"])
-                  for s in run.slices if s["cat"] == "nvtx")
+    got = Counter(
+        (
+            kind[s["ph"]],
+            s["os_tid"],
+            s["start_ns"],
+            None if s["ph"] == "i" else s["end_ns"],
+            s["name"],
+        )
+        for s in run.slices
+        if s["cat"] == "nvtx"
+    )
     assert got == want
     assert Counter(t for t, *_ in want) == {59: 41, 60: 10, 34: 8}
     s = run.summary
@@ -332,7 +404,7 @@ def test_cpu_nvtx_small_all_kinds_with_exact_names(report):
     assert "unicode: café → 日本語 🚀🔥" in names
     assert 'name with "double quotes"' in names
     assert "main: end 🏁" in names
-    assert names.count("[unnamed]") == 2 * 3     # B + E on each worker
+    assert names.count("[unnamed]") == 2 * 3  # B + E on each worker
     assert "tab\there and newline\nsecond line" in names
 
     # marks: thread instants; start/end: async b/e with a process-local id
@@ -346,25 +418,37 @@ def test_cpu_nvtx_small_all_kinds_with_exact_names(report):
 
     # domains and categories in args; several domains -> one track per domain
     reg = [e for e in run.events if e["ph"] == "B" and e["name"] == "registered: compute"]
-    assert reg and all(e["args"] == {"domain": 'DomainA "quoted"', "category": 1,
-                                     "categoryName": "cat-compute", "color": "#FF00FF00"}
-                       for e in reg)
-    tracks = {e["args"]["name"] for e in run.events
-              if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert reg and all(
+        e["args"]
+        == {
+            "domain": 'DomainA "quoted"',
+            "category": 1,
+            "categoryName": "cat-compute",
+            "color": "#FF00FF00",
+        }
+        for e in reg
+    )
+    tracks = {
+        e["args"]["name"] for e in run.events if e["ph"] == "M" and e["name"] == "thread_name"
+    }
     assert "NVTX Thread [pid 23075 tid 23075 main]" in tracks
-    assert {"NVTX Thread [pid 23075 tid 23081 worker-0] (default)",
-            'NVTX Thread [pid 23075 tid 23081 worker-0] (DomainA "quoted")',
-            "NVTX Thread [pid 23075 tid 23081 worker-0] (DomainB)"} <= tracks
+    assert {
+        "NVTX Thread [pid 23075 tid 23081 worker-0] (default)",
+        'NVTX Thread [pid 23075 tid 23081 worker-0] (DomainA "quoted")',
+        "NVTX Thread [pid 23075 tid 23081 worker-0] (DomainB)",
+    } <= tracks
     assert thread_overlaps(run) == []
 
 
 def test_cpu_nvtx_small_names_equal_nsight_pushpop_trace(report):
     """Push/pop names (with domains, registered strings) as nvtx_pushpop_trace shows them."""
     run = report("cpu_nvtx_small")
-    oracle = read_nsys_csv(oracle_file("cpu_nvtx_small", "nvtx_pushpop_trace"),
-                           record_start=r"^\d+,\d+,\d+,")
-    want = Counter((int(r["TID"]), int(r["Start (ns)"]), int(r["End (ns)"]), r["Name"])
-                   for r in oracle)
+    oracle = read_nsys_csv(
+        oracle_file("cpu_nvtx_small", "nvtx_pushpop_trace"), record_start=r"^\d+,\d+,\d+,"
+    )
+    want = Counter(
+        (int(r["TID"]), int(r["Start (ns)"]), int(r["End (ns)"]), r["Name"]) for r in oracle
+    )
     domain = {}
     for e in run.events:
         if e["ph"] in ("B", "X") and e["cat"] == "nvtx":
@@ -374,12 +458,14 @@ def test_cpu_nvtx_small_names_equal_nsight_pushpop_trace(report):
         if s["ph"] in ("B", "X"):
             d = domain[s["name"]]
             name = "" if s["name"] == "[unnamed]" else s["name"]
-            got[(s["os_tid"], s["start_ns"], s["end_ns"],
-                 name if d == "default" else f"{d}:{name}")] += 1
+            got[
+                (s["os_tid"], s["start_ns"], s["end_ns"], name if d == "default" else f"{d}:{name}")
+            ] += 1
     assert got == want
 
 
 # --- scopes ------------------------------------------------------------------
+
 
 def ownership_pairs(run: Run, name: str, scope: str) -> tuple[set, set]:
     """(nvtx_id, op key) pairs: what the output says, and what the rule says.
@@ -391,25 +477,52 @@ def ownership_pairs(run: Run, name: str, scope: str) -> tuple[set, set]:
     thread under 'thread'.
     """
     dropped = cross_thread_ranges(name)
-    ranges = pa.Table.from_pylist([
-        {"nvtx_id": nid, "os_pid": r["os_pid"], "os_tid": r["os_tid"],
-         "start_ns": r["start_ns"], "end_ns": r["end_ns"],
-         "process_rule": scope == "process"
-         or (r["os_tid"], r["start_ns"], r["end_ns"]) in dropped}
-        for nid, r in run.ranges().items()])
-    calls = pa.Table.from_pylist([
-        {"os_pid": c["os_pid"], "correlation_id": c["correlation_id"],
-         "os_tid": c["os_tid"], "start_ns": c["start_ns"], "end_ns": c["end_ns"]}
-        for c in run.api_calls().values()])
-    ops = pa.Table.from_pylist([
-        {"os_pid": o["os_pid"], "correlation_id": o["correlation_id"],
-         "start_ns": o["start_ns"], "nvtx_ids": o["nvtx_ids"]} for o in run.ops()])
+    ranges = pa.Table.from_pylist(
+        [
+            {
+                "nvtx_id": nid,
+                "os_pid": r["os_pid"],
+                "os_tid": r["os_tid"],
+                "start_ns": r["start_ns"],
+                "end_ns": r["end_ns"],
+                "process_rule": scope == "process"
+                or (r["os_tid"], r["start_ns"], r["end_ns"]) in dropped,
+            }
+            for nid, r in run.ranges().items()
+        ]
+    )
+    calls = pa.Table.from_pylist(
+        [
+            {
+                "os_pid": c["os_pid"],
+                "correlation_id": c["correlation_id"],
+                "os_tid": c["os_tid"],
+                "start_ns": c["start_ns"],
+                "end_ns": c["end_ns"],
+            }
+            for c in run.api_calls().values()
+        ]
+    )
+    ops = pa.Table.from_pylist(
+        [
+            {
+                "os_pid": o["os_pid"],
+                "correlation_id": o["correlation_id"],
+                "start_ns": o["start_ns"],
+                "nvtx_ids": o["nvtx_ids"],
+            }
+            for o in run.ops()
+        ]
+    )
     con = duckdb.connect()
     for t, v in (("ranges", ranges), ("calls", calls), ("ops", ops)):
         con.register(t, v)
-    got = set(con.execute("""
-        SELECT unnest(nvtx_ids), os_pid, correlation_id, start_ns FROM ops""").fetchall())
-    want = set(con.execute("""
+    got = set(
+        con.execute("""
+        SELECT unnest(nvtx_ids), os_pid, correlation_id, start_ns FROM ops""").fetchall()
+    )
+    want = set(
+        con.execute("""
         SELECT r.nvtx_id, o.os_pid, o.correlation_id, o.start_ns
         FROM ranges r
         JOIN calls c ON c.os_pid = r.os_pid
@@ -417,7 +530,8 @@ def ownership_pairs(run: Run, name: str, scope: str) -> tuple[set, set]:
         WHERE (c.os_tid = r.os_tid AND r.start_ns <= c.start_ns
                AND c.end_ns <= r.end_ns)
            OR (r.process_rule AND c.os_tid <> r.os_tid
-               AND r.start_ns <= c.start_ns AND c.start_ns < r.end_ns)""").fetchall())
+               AND r.start_ns <= c.start_ns AND c.start_ns < r.end_ns)""").fetchall()
+    )
     return got, want
 
 
@@ -442,8 +556,10 @@ def test_process_scope_differs_only_by_other_threads(name, report):
     if name == "keras_darknet53_nvtx_startend":
         # kernels launched by TensorFlow's worker threads during "Forward:Model"
         assert extra > 4000
-        assert process.summary["GPU ops owned by an NVTX range"] > \
-            thread.summary["GPU ops owned by an NVTX range"]
+        assert (
+            process.summary["GPU ops owned by an NVTX range"]
+            > thread.summary["GPU ops owned by an NVTX range"]
+        )
     if name in ("pytorch_nvtx_profiling", "memfusion_nvtx_d2d"):
         assert extra == 0 and t_proj == p_proj
 
@@ -477,39 +593,66 @@ def build_export(folder: Path, tables: dict[str, list[dict]]) -> Path:
             r = dict(row)
             for f in schema:
                 if f.name not in r:
-                    r[f.name] = None if f.nullable else (
-                        "" if pa.types.is_string(f.type) else 0)
+                    r[f.name] = None if f.nullable else ("" if pa.types.is_string(f.type) else 0)
             full.append(r)
         pq.write_table(pa.Table.from_pylist(full, schema=schema), folder / f"{table}.parquet")
     return folder
 
 
-STRINGS = [{"id": 1, "value": "cudaLaunchKernel_v7000"},
-           {"id": 2, "value": "cudaGraphLaunch_v10000"},
-           {"id": 3, "value": "cudaGraphLaunch"},
-           {"id": 4, "value": "k"}]
+STRINGS = [
+    {"id": 1, "value": "cudaLaunchKernel_v7000"},
+    {"id": 2, "value": "cudaGraphLaunch_v10000"},
+    {"id": 3, "value": "cudaGraphLaunch"},
+    {"id": 4, "value": "k"},
+]
 
 
 def kernel(start, end, corr, pid=100, node=None):
-    return {"start": EPOCH + start, "end": EPOCH + end, "deviceId": 0, "contextId": 1,
-            "streamId": 7, "correlationId": corr, "globalPid": gtid(pid),
-            "shortName": 4, "demangledName": 4, "graphNodeId": node}
+    return {
+        "start": EPOCH + start,
+        "end": EPOCH + end,
+        "deviceId": 0,
+        "contextId": 1,
+        "streamId": 7,
+        "correlationId": corr,
+        "globalPid": gtid(pid),
+        "shortName": 4,
+        "demangledName": 4,
+        "graphNodeId": node,
+    }
 
 
 def call(start, end, corr, pid, tid, name=1, event_class=0):
-    return {"start": EPOCH + start, "end": EPOCH + end, "eventClass": event_class,
-            "globalTid": gtid(pid, tid), "correlationId": corr, "nameId": name}
+    return {
+        "start": EPOCH + start,
+        "end": EPOCH + end,
+        "eventClass": event_class,
+        "globalTid": gtid(pid, tid),
+        "correlationId": corr,
+        "nameId": name,
+    }
 
 
 def push(start, end, text, pid=100, tid=101):
-    return {"start": EPOCH + start, "end": EPOCH + end, "eventType": 59, "text": text,
-            "globalTid": gtid(pid, tid)}
+    return {
+        "start": EPOCH + start,
+        "end": EPOCH + end,
+        "eventType": 59,
+        "text": text,
+        "globalTid": gtid(pid, tid),
+    }
 
 
 def startend(start, end, text, pid, tid, end_tid=None, range_id=1):
-    return {"start": EPOCH + start, "end": EPOCH + end, "eventType": 60, "text": text,
-            "globalTid": gtid(pid, tid), "rangeId": range_id,
-            "endGlobalTid": None if end_tid is None else gtid(pid, end_tid)}
+    return {
+        "start": EPOCH + start,
+        "end": EPOCH + end,
+        "eventType": 60,
+        "text": text,
+        "globalTid": gtid(pid, tid),
+        "rangeId": range_id,
+        "endGlobalTid": None if end_tid is None else gtid(pid, end_tid),
+    }
 
 
 def synthetic(tmp_path, tables, scope="thread") -> Run:
@@ -523,8 +666,11 @@ def synthetic(tmp_path, tables, scope="thread") -> Run:
 
 
 def rel(run: Run, name: str, cat: str = "nvtx_kernel") -> list[tuple[int, int]]:
-    return sorted((s["start_ns"] - EPOCH, s["end_ns"] - EPOCH) for s in run.slices
-                  if s["cat"] == cat and s["name"] == name)
+    return sorted(
+        (s["start_ns"] - EPOCH, s["end_ns"] - EPOCH)
+        for s in run.slices
+        if s["cat"] == cat and s["name"] == name
+    )
 
 
 def test_graph_launch_inside_range_counts_every_kernel(tmp_path):
@@ -532,17 +678,23 @@ def test_graph_launch_inside_range_counts_every_kernel(tmp_path):
     #                C [50 ........... 2000]
     #                   graph launch [100, 1500] (+ backtrace twin [90, 1510])
     #  GPU:                      k1 [1000,1200] k2 [1300,1500] k3 [1600,1800]
-    run = synthetic(tmp_path, {
-        "StringIds": STRINGS,
-        "NVTX_EVENTS": [push(0, 5000, "R"), push(50, 2000, "C")],
-        "CUPTI_ACTIVITY_KIND_RUNTIME": [call(100, 1500, 9, 100, 101, name=2),
-                                        call(90, 1510, 9, 100, 101, name=3, event_class=67)],
-        "CUPTI_ACTIVITY_KIND_KERNEL": [kernel(1000 + 300 * i, 1200 + 300 * i, 9, node=i + 1)
-                                       for i in range(3)],
-    })
+    run = synthetic(
+        tmp_path,
+        {
+            "StringIds": STRINGS,
+            "NVTX_EVENTS": [push(0, 5000, "R"), push(50, 2000, "C")],
+            "CUPTI_ACTIVITY_KIND_RUNTIME": [
+                call(100, 1500, 9, 100, 101, name=2),
+                call(90, 1510, 9, 100, 101, name=3, event_class=67),
+            ],
+            "CUPTI_ACTIVITY_KIND_KERNEL": [
+                kernel(1000 + 300 * i, 1200 + 300 * i, 9, node=i + 1) for i in range(3)
+            ],
+        },
+    )
     assert rel(run, "R") == rel(run, "C") == [(1000, 1800)]
     proj = [e for e in run.events if e["ph"] == "B" and e["cat"] == "nvtx_kernel"]
-    assert [e["name"] for e in proj] == ["R", "C"]          # outer opens first
+    assert [e["name"] for e in proj] == ["R", "C"]  # outer opens first
     assert all(e["args"]["gpuOps"] == 3 and e["args"]["apiCalls"] == 1 for e in proj)
     ops = run.ops()
     assert len(ops) == 3 and all(s["nvtx_names"] == ["R", "C"] for s in ops)
@@ -555,13 +707,24 @@ def test_twin_rows_do_not_change_the_projection(tmp_path):
     backtrace twin (67) spans its call or more, so a range containing the twin
     contains the call: here B contains the call but not its twin, and the
     owners are the same with and without the twin."""
-    base = {"StringIds": STRINGS,
-            "NVTX_EVENTS": [push(0, 1000, "A"), push(95, 400, "B")],
-            "CUPTI_ACTIVITY_KIND_KERNEL": [kernel(500, 600, 1)]}
-    plain = synthetic(tmp_path / "plain", {**base, "CUPTI_ACTIVITY_KIND_RUNTIME": [
-        call(100, 300, 1, 100, 101)]})
-    twin = synthetic(tmp_path / "twin", {**base, "CUPTI_ACTIVITY_KIND_RUNTIME": [
-        call(100, 300, 1, 100, 101), call(90, 310, 1, 100, 101, name=3, event_class=67)]})
+    base = {
+        "StringIds": STRINGS,
+        "NVTX_EVENTS": [push(0, 1000, "A"), push(95, 400, "B")],
+        "CUPTI_ACTIVITY_KIND_KERNEL": [kernel(500, 600, 1)],
+    }
+    plain = synthetic(
+        tmp_path / "plain", {**base, "CUPTI_ACTIVITY_KIND_RUNTIME": [call(100, 300, 1, 100, 101)]}
+    )
+    twin = synthetic(
+        tmp_path / "twin",
+        {
+            **base,
+            "CUPTI_ACTIVITY_KIND_RUNTIME": [
+                call(100, 300, 1, 100, 101),
+                call(90, 310, 1, 100, 101, name=3, event_class=67),
+            ],
+        },
+    )
     assert plain.projections() == twin.projections()
     assert [s["nvtx_names"] for s in twin.ops()] == [["A", "B"]]
 
@@ -575,15 +738,21 @@ def test_range_on_thread_a_kernels_launched_from_thread_b(tmp_path):
     #  pid 200, thread 201: k4 call [2000, 2100] (another process: never A's)
     tables = {
         "StringIds": STRINGS,
-        "NVTX_EVENTS": [push(0, 10000, "A"),
-                        startend(500, 1200, "S", 100, 101, end_tid=102)],
+        "NVTX_EVENTS": [push(0, 10000, "A"), startend(500, 1200, "S", 100, 101, end_tid=102)],
         "CUPTI_ACTIVITY_KIND_RUNTIME": [
-            call(1000, 1100, 1, 100, 102), call(9990, 10100, 2, 100, 102),
-            call(10000, 10100, 3, 100, 102), call(2000, 2100, 4, 200, 201),
-            call(9000, 10500, 5, 100, 101)],
+            call(1000, 1100, 1, 100, 102),
+            call(9990, 10100, 2, 100, 102),
+            call(10000, 10100, 3, 100, 102),
+            call(2000, 2100, 4, 200, 201),
+            call(9000, 10500, 5, 100, 101),
+        ],
         "CUPTI_ACTIVITY_KIND_KERNEL": [
-            kernel(1200, 1300, 1), kernel(10200, 10300, 2), kernel(10400, 10500, 3),
-            kernel(2200, 2300, 4, pid=200), kernel(10600, 10700, 5)],
+            kernel(1200, 1300, 1),
+            kernel(10200, 10300, 2),
+            kernel(10400, 10500, 3),
+            kernel(2200, 2300, 4, pid=200),
+            kernel(10600, 10700, 5),
+        ],
     }
     thread = synthetic(tmp_path / "t", tables, "thread")
     process = synthetic(tmp_path / "p", tables, "process")
@@ -596,7 +765,12 @@ def test_range_on_thread_a_kernels_launched_from_thread_b(tmp_path):
     names = {s["correlation_id"]: s["nvtx_names"] for s in process.ops()}
     assert names == {1: ["A", "S"], 2: ["A"], 3: [], 4: [], 5: []}
     assert {s["correlation_id"]: s["nvtx_names"] for s in thread.ops()} == {
-        1: ["S"], 2: [], 3: [], 4: [], 5: []}
+        1: ["S"],
+        2: [],
+        3: [],
+        4: [],
+        5: [],
+    }
     # the start/end range is drawn as an async pair, cat nvtx, under each home
     b = [e for e in thread.events if e["ph"] == "b"]
     assert len(b) == 1 and b[0]["cat"] == "nvtx" and b[0]["args"]["endTid"] == 102
@@ -610,16 +784,28 @@ def test_projected_siblings_that_interleave_get_a_lane(tmp_path):
     #  GPU:  k1 [1000,2000]  k2 [3000,6000]  k3 [4000,5000]
     #  projections: P [1000,6000], R1 [1000,5000], C1 [1000,2000], R2 [3000,6000]
     #  R1 and R2 overlap partially -> R2 goes to "NVTX Kernel [...] #2".
-    run = synthetic(tmp_path, {
-        "StringIds": STRINGS,
-        "NVTX_EVENTS": [push(0, 10000, "P"), push(100, 1000, "R1"), push(150, 350, "C1"),
-                        push(1100, 2000, "R2")],
-        "CUPTI_ACTIVITY_KIND_RUNTIME": [call(200, 300, 1, 100, 101),
-                                        call(400, 500, 3, 100, 101),
-                                        call(1200, 1300, 2, 100, 101)],
-        "CUPTI_ACTIVITY_KIND_KERNEL": [kernel(1000, 2000, 1), kernel(3000, 6000, 2),
-                                       kernel(4000, 5000, 3)],
-    })
+    run = synthetic(
+        tmp_path,
+        {
+            "StringIds": STRINGS,
+            "NVTX_EVENTS": [
+                push(0, 10000, "P"),
+                push(100, 1000, "R1"),
+                push(150, 350, "C1"),
+                push(1100, 2000, "R2"),
+            ],
+            "CUPTI_ACTIVITY_KIND_RUNTIME": [
+                call(200, 300, 1, 100, 101),
+                call(400, 500, 3, 100, 101),
+                call(1200, 1300, 2, 100, 101),
+            ],
+            "CUPTI_ACTIVITY_KIND_KERNEL": [
+                kernel(1000, 2000, 1),
+                kernel(3000, 6000, 2),
+                kernel(4000, 5000, 3),
+            ],
+        },
+    )
     tracks = {s["name"]: s["track_name"] for s in run.slices if s["cat"] == "nvtx_kernel"}
     base = "NVTX Kernel [pid 100 tid 101]"
     assert tracks == {"P": base, "R1": base, "C1": base, "R2": base + " #2"}
@@ -629,6 +815,7 @@ def test_projected_siblings_that_interleave_get_a_lane(tmp_path):
 
 def test_nest_lanes_rule():
     import numpy as np
+
     #   a [0,100) b [10,50) c [20,30) d [40,60) e [60,70) f [0,100)
     starts = [0, 0, 10, 20, 40, 60]
     ends = [100, 100, 50, 30, 60, 70]
@@ -640,8 +827,11 @@ def test_nest_lanes_rule():
 
 def test_unknown_scope_fails_loudly(tmp_path):
     from nsys_duck.errors import NsysDuckError
-    export = build_export(tmp_path / "synthetic" / "parquet", {
-        "StringIds": STRINGS, "NVTX_EVENTS": [push(0, 10, "A")]})
+
+    export = build_export(
+        tmp_path / "synthetic" / "parquet",
+        {"StringIds": STRINGS, "NVTX_EVENTS": [push(0, 10, "A")]},
+    )
     with pytest.raises(NsysDuckError, match="nvtx_scope"):
         convert(export, Options(nvtx_scope="device"), root=tmp_path / "ws")
 
@@ -649,15 +839,20 @@ def test_unknown_scope_fails_loudly(tmp_path):
 def test_zero_length_ranges_and_marks(tmp_path):
     """A zero-length start/end range keeps b before e; zero-length push/pop is
     an X; a mark is an instant; all on the thread's NVTX Thread track."""
-    run = synthetic(tmp_path, {
-        "StringIds": STRINGS,
-        "NVTX_EVENTS": [push(0, 1000, "outer"), push(500, 500, "zero"),
-                        startend(700, 700, "Z", 100, 101),
-                        {"start": EPOCH + 800, "eventType": 34, "text": "m",
-                         "globalTid": gtid(100, 101)}],
-        "CUPTI_ACTIVITY_KIND_RUNTIME": [call(100, 200, 1, 100, 101)],
-        "CUPTI_ACTIVITY_KIND_KERNEL": [kernel(300, 400, 1)],
-    })
+    run = synthetic(
+        tmp_path,
+        {
+            "StringIds": STRINGS,
+            "NVTX_EVENTS": [
+                push(0, 1000, "outer"),
+                push(500, 500, "zero"),
+                startend(700, 700, "Z", 100, 101),
+                {"start": EPOCH + 800, "eventType": 34, "text": "m", "globalTid": gtid(100, 101)},
+            ],
+            "CUPTI_ACTIVITY_KIND_RUNTIME": [call(100, 200, 1, 100, 101)],
+            "CUPTI_ACTIVITY_KIND_KERNEL": [kernel(300, 400, 1)],
+        },
+    )
     phs = [(e["ph"], e["name"]) for e in run.events if e.get("cat") == "nvtx"]
     assert phs.index(("b", "Z")) < phs.index(("e", "Z"))
     assert ("X", "zero") in phs and ("i", "m") in phs
@@ -669,6 +864,7 @@ def _duckdb_cli() -> str:
     """The DuckDB CLI installed with nsys-duck (duckdb-cli, a dependency)."""
     import shutil
     import sys
+
     beside = Path(sys.executable).parent / "duckdb"
     cli = str(beside) if beside.is_file() else shutil.which("duckdb")
     assert cli, "duckdb-cli is a dependency of nsys-duck: its CLI must be installed"
@@ -680,12 +876,18 @@ def test_docs_no_range_tables_are_what_the_query_prints(report):
     CLI's output of the query printed above them, on a real conversion
     (issue 13: the thread-scope table had the process scope's memset row)."""
     import subprocess
+
     docs = (Path(__file__).resolve().parent.parent / "docs" / "nvtx.md").read_text()
     query = re.search(r"```sql\n(SELECT cat, count\(\*\) AS ops.*?)```", docs, re.S).group(1)
     for scope in ("thread", "process"):
         run = report("keras_darknet53_nvtx_startend", scope)
-        out = subprocess.run([_duckdb_cli(), "-c", query], capture_output=True, text=True,
-                             cwd=run.result.workspace.dir, timeout=120)
+        out = subprocess.run(
+            [_duckdb_cli(), "-c", query],
+            capture_output=True,
+            text=True,
+            cwd=run.result.workspace.dir,
+            timeout=120,
+        )
         assert out.returncode == 0, out.stderr
         table = out.stdout.strip()
         assert table.count("\n") >= 6

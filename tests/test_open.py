@@ -74,20 +74,23 @@ def request(port: int, path: str, method: str = "GET", host: str | None = None):
 
 # --- which trace -------------------------------------------------------------
 
+
 def test_every_form_of_name_finds_the_trace(ws, monkeypatch):
     root, trace = ws
-    forms = ["raiderstream_tiny",                       # workspace NAME
-             str(trace.parent),                         # workspace folder
-             str(trace),                                # the trace itself
-             str(EXAMPLE / "parquet"),                  # its export folder
-             str(trace.parent / "parquet"),             # the workspace's export
-             str(trace.parent / "raiderstream_tiny.duckdb")]   # its database
+    forms = [
+        "raiderstream_tiny",  # workspace NAME
+        str(trace.parent),  # workspace folder
+        str(trace),  # the trace itself
+        str(EXAMPLE / "parquet"),  # its export folder
+        str(trace.parent / "parquet"),  # the workspace's export
+        str(trace.parent / "raiderstream_tiny.duckdb"),
+    ]  # its database
     for form in forms:
         assert serve.resolve_trace(form, root) == trace, form
     monkeypatch.setenv("NSYS_WORKSPACE_ROOT", str(root))
-    assert serve.resolve_trace("raiderstream_tiny") == trace   # default root: the env
+    assert serve.resolve_trace("raiderstream_tiny") == trace  # default root: the env
     monkeypatch.chdir(trace.parent)
-    assert serve.resolve_trace(trace.name, root) == trace      # a bare file name
+    assert serve.resolve_trace(trace.name, root) == trace  # a bare file name
 
 
 def test_a_freely_named_folder_with_one_trace(ws, tmp_path):
@@ -98,7 +101,7 @@ def test_a_freely_named_folder_with_one_trace(ws, tmp_path):
     os.link(trace, out / trace.name)
     assert serve.resolve_trace(str(out), root) == out / trace.name
     os.link(trace, out / "other.perfetto.json.gz")
-    with pytest.raises(InputError):   # which one? not a guess
+    with pytest.raises(InputError):  # which one? not a guess
         serve.resolve_trace(str(out), root)
 
 
@@ -122,6 +125,7 @@ def test_no_trace_is_one_sentence(ws, tmp_path):
 
 # --- the link -----------------------------------------------------------------
 
+
 def _ui_reads_url_arg(link: str) -> str:
     """What ui.perfetto.dev takes as `url` from the link: the route after
     '#!', its query string with '+' as space, percent-decoded (core/router.ts)."""
@@ -132,7 +136,7 @@ def _ui_reads_url_arg(link: str) -> str:
 
 def test_deep_link_is_perfettos_documented_form():
     url = "http://127.0.0.1:9001/model.perfetto.json.gz"
-    assert serve.deep_link(url) == f"{UI}/#!/?url={url}"   # plain names stay readable
+    assert serve.deep_link(url) == f"{UI}/#!/?url={url}"  # plain names stay readable
     odd = "http://127.0.0.1:9001/" + quote("my run+1 & #2%.perfetto.json.gz")
     assert _ui_reads_url_arg(serve.deep_link(odd)) == odd
     assert serve.deep_link(odd).count("#") == 1 and serve.deep_link(odd).count("&") == 0
@@ -143,6 +147,7 @@ def test_deep_link_is_perfettos_documented_form():
 
 
 # --- the file server ----------------------------------------------------------
+
 
 def test_serves_the_trace_and_nothing_else(ws):
     _, trace = ws
@@ -156,7 +161,7 @@ def test_serves_the_trace_and_nothing_else(ws):
             assert resp.status == 200
             assert resp.headers["Access-Control-Allow-Origin"] == UI
             assert resp.headers["Content-Type"] == "application/gzip"
-            assert resp.headers.get("Content-Encoding") is None   # the .gz itself
+            assert resp.headers.get("Content-Encoding") is None  # the .gz itself
             assert int(resp.headers["Content-Length"]) == len(data)
         assert body == data and body[:2] == b"\x1f\x8b"
         assert gzip.decompress(body).lstrip()[:1] in (b"[", b"{")
@@ -168,11 +173,22 @@ def test_serves_the_trace_and_nothing_else(ws):
         assert status == 204 and headers["Access-Control-Allow-Origin"] == UI
 
         ws_dir = trace.parent
-        others = ["/", "/..", "/../" + trace.name, f"/../{ws_dir.name}/{trace.name}",
-                  "/raiderstream_tiny.duckdb", "/../raiderstream_tiny.duckdb",
-                  "/%2e%2e/raiderstream_tiny.duckdb", "/..%2fraiderstream_tiny.duckdb",
-                  "/parquet/", "/parquet/StringIds.parquet", "/raiderstream_tiny.perfetto.parquet",
-                  f"/{trace.name}/", "/status", "/index.html"]
+        others = [
+            "/",
+            "/..",
+            "/../" + trace.name,
+            f"/../{ws_dir.name}/{trace.name}",
+            "/raiderstream_tiny.duckdb",
+            "/../raiderstream_tiny.duckdb",
+            "/%2e%2e/raiderstream_tiny.duckdb",
+            "/..%2fraiderstream_tiny.duckdb",
+            "/parquet/",
+            "/parquet/StringIds.parquet",
+            "/raiderstream_tiny.perfetto.parquet",
+            f"/{trace.name}/",
+            "/status",
+            "/index.html",
+        ]
         for path in others:
             status, _, body = request(port, path)
             assert status in (403, 404), path
@@ -185,8 +201,8 @@ def test_serves_the_trace_and_nothing_else(ws):
         assert status == 403 and data not in body
         server.fetched.clear()
         assert request(port, "/" + trace.name, host=f"localhost:{port}")[0] == 200
-        assert server.fetched.wait(5) and server.fetches == 2   # HEAD, 403s: not fetches
-    with pytest.raises(OSError):        # stopped: the port is closed
+        assert server.fetched.wait(5) and server.fetches == 2  # HEAD, 403s: not fetches
+    with pytest.raises(OSError):  # stopped: the port is closed
         request(port, "/" + trace.name)
 
 
@@ -204,17 +220,22 @@ def test_port_in_use_is_one_sentence(ws):
 
 # --- the command, as a subprocess -------------------------------------------------
 
+
 class Command:
     """``python -m nsys_duck.serve ARGS`` with its stdout read line by line."""
 
     def __init__(self, args: list[str], root: Path, **env):
-        full_env = dict(os.environ, NSYS_WORKSPACE_ROOT=str(root), PYTHONUNBUFFERED="1",
-                        **env)
+        full_env = dict(os.environ, NSYS_WORKSPACE_ROOT=str(root), PYTHONUNBUFFERED="1", **env)
         for var in ("DISPLAY", "WAYLAND_DISPLAY", "SSH_CONNECTION", "SSH_CLIENT"):
-            full_env.pop(var, None)      # never a browser from the tests
-        self.proc = subprocess.Popen([sys.executable, "-m", "nsys_duck.serve", *args],
-                                     cwd=REPO, env=full_env, text=True,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            full_env.pop(var, None)  # never a browser from the tests
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "nsys_duck.serve", *args],
+            cwd=REPO,
+            env=full_env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         self.lines: list[str] = []
         self._queue: queue.Queue[str | None] = queue.Queue()
         self._eof = False
@@ -248,7 +269,7 @@ class Command:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-            raise AssertionError(f"still running {timeout} s later; stdout: {self.lines}")
+            raise AssertionError(f"still running {timeout} s later; stdout: {self.lines}") from None
         while not self._eof:
             line = self._queue.get(timeout=5)
             if line is None:
@@ -268,8 +289,9 @@ class Command:
             self.proc.wait()
 
 
-@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)],
-                         ids=["ctrl-c", "sigterm"])
+@pytest.mark.parametrize(
+    ("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["ctrl-c", "sigterm"]
+)
 def test_serves_until_stopped(ws, sig, status):
     root, trace = ws
     port = free_port()
@@ -279,11 +301,11 @@ def test_serves_until_stopped(ws, sig, status):
         url = f"http://127.0.0.1:{port}/{trace.name}"
         assert link == f"{UI}/#!/?rpc_port={port}&url={url}"
         cmd.wait_line("serving until Ctrl-C")
-        for _ in range(2):              # a reload fetches it again
+        for _ in range(2):  # a reload fetches it again
             with urllib.request.urlopen(url, timeout=10) as resp:
                 assert resp.read() == trace.read_bytes()
             cmd.wait_line("sent ")
-        if Path(f"/proc/{cmd.proc.pid}/stat").exists():   # idle while it waits
+        if Path(f"/proc/{cmd.proc.pid}/stat").exists():  # idle while it waits
             before = cpu_seconds(cmd.proc.pid)
             time.sleep(1.0)
             assert cpu_seconds(cmd.proc.pid) - before < 0.3
@@ -318,20 +340,30 @@ def test_once_stops_after_one_fetch(ws):
 
 
 def test_command_errors_are_one_sentence(ws):
-    root, trace = ws
+    root, _trace = ws
     report = str(NOT_CONVERTED / "rodinia_gaussian_8k_kernels.nsys-rep")
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        cases = [([report], f"nsys-duck: {report}: not converted yet (run nsys-duck "
-                            f"convert {report} first)"),
-                 (["raiderstream_tiny", "--port", str(port)],
-                  f"nsys-duck: raiderstream_tiny: port {port} on 127.0.0.1 is already in use"),
-                 (["raiderstream_tiny", "--accelerate", "--once"],
-                  "nsys-duck: raiderstream_tiny: --once serves the file once"),
-                 (["raiderstream_tiny", "--port", "70000"],
-                  "nsys-duck: raiderstream_tiny: --port 70000: not a TCP port")]
+        cases = [
+            (
+                [report],
+                f"nsys-duck: {report}: not converted yet (run nsys-duck convert {report} first)",
+            ),
+            (
+                ["raiderstream_tiny", "--port", str(port)],
+                f"nsys-duck: raiderstream_tiny: port {port} on 127.0.0.1 is already in use",
+            ),
+            (
+                ["raiderstream_tiny", "--accelerate", "--once"],
+                "nsys-duck: raiderstream_tiny: --once serves the file once",
+            ),
+            (
+                ["raiderstream_tiny", "--port", "70000"],
+                "nsys-duck: raiderstream_tiny: --port 70000: not a TCP port",
+            ),
+        ]
         for args, start in cases:
             code, lines, err = Command(args, root).finish()
             assert code in (1, 2), (args, err)
@@ -339,22 +371,30 @@ def test_command_errors_are_one_sentence(ws):
             assert err.count("\n") == 1 and "Traceback" not in err
             assert not any(line.startswith("serving") for line in lines)
     # --accelerate with no trace_processor_shell anywhere
-    code, _, err = Command(["raiderstream_tiny", "--accelerate"], root,
-                           PATH="/nonexistent", **{serve.ENV_TRACE_PROCESSOR: ""}).finish()
+    code, _, err = Command(
+        ["raiderstream_tiny", "--accelerate"],
+        root,
+        PATH="/nonexistent",
+        **{serve.ENV_TRACE_PROCESSOR: ""},
+    ).finish()
     assert code == 1
-    assert err == ("nsys-duck: raiderstream_tiny: no trace_processor_shell found for "
-                   "--accelerate (give --trace-processor FILE, set "
-                   "$NSYS_DUCK_TRACE_PROCESSOR, or put trace_processor_shell on PATH)\n")
+    assert err == (
+        "nsys-duck: raiderstream_tiny: no trace_processor_shell found for "
+        "--accelerate (give --trace-processor FILE, set "
+        "$NSYS_DUCK_TRACE_PROCESSOR, or put trace_processor_shell on PATH)\n"
+    )
 
 
 def test_open_is_a_command_of_nsys_duck():
     """`nsys-duck open` is this module's command (the tests drive it as
     `python -m nsys_duck.serve`)."""
     from nsys_duck import cli
+
     assert cli.main.commands.get("open") is serve.open_cmd
 
 
 # --- trace_processor_shell --httpd --------------------------------------------------
+
 
 def test_find_trace_processor(monkeypatch, tmp_path):
     monkeypatch.delenv(serve.ENV_TRACE_PROCESSOR, raising=False)
@@ -367,11 +407,11 @@ def test_find_trace_processor(monkeypatch, tmp_path):
     with pytest.raises(serve.TraceProcessorError, match="not executable"):
         serve.find_trace_processor(tool)
     tool.chmod(0o755)
-    assert serve.find_trace_processor() == tool.resolve()          # on PATH
+    assert serve.find_trace_processor() == tool.resolve()  # on PATH
     real = perfetto_import.find_binary()
     if real is not None:
         monkeypatch.setenv(serve.ENV_TRACE_PROCESSOR, str(real))
-        assert serve.find_trace_processor() == real.resolve()      # the variable first
+        assert serve.find_trace_processor() == real.resolve()  # the variable first
         assert serve.find_trace_processor(tool) == tool.resolve()  # the option before it
 
 
@@ -398,8 +438,7 @@ def test_trace_processor_httpd_serves_the_trace(ws):
         # the StatusResult protobuf carries the loaded trace's name as text
         assert trace.name.encode() in tp.status()
         # as the UI probes it (POST, from its origin): allowed for ui.perfetto.dev
-        req = urllib.request.Request(tp.status_url, method="POST", data=b"",
-                                     headers={"Origin": UI})
+        req = urllib.request.Request(tp.status_url, method="POST", data=b"", headers={"Origin": UI})
         with urllib.request.urlopen(req, timeout=10) as resp:
             assert resp.status == 200
             assert resp.headers.get("Access-Control-Allow-Origin") == UI
@@ -418,8 +457,9 @@ def test_accelerate_command(ws):
     root, trace = ws
     binary = _binary()
     port = free_port()
-    cmd = Command(["raiderstream_tiny", "--port", str(port), "--trace-processor",
-                   str(binary)], root)
+    cmd = Command(
+        ["raiderstream_tiny", "--port", str(port), "--trace-processor", str(binary)], root
+    )
     try:
         cmd.wait_line("loading ")
         try:
@@ -427,14 +467,18 @@ def test_accelerate_command(ws):
         except AssertionError:
             code, _, err = cmd.finish()
             assert code == 1
-            assert err.startswith(f"nsys-duck: raiderstream_tiny: {binary} was built "
-                                  "without its HTTP server (HTTP RPC module not supported "
-                                  "in this build)")
+            assert err.startswith(
+                f"nsys-duck: raiderstream_tiny: {binary} was built "
+                "without its HTTP server (HTTP RPC module not supported "
+                "in this build)"
+            )
             assert err.count("\n") == 1 and "Traceback" not in err
             return
-        assert cmd.lines[-1] == (f"open {UI}/#!/?rpc_port={port} and click \"YES, use "
-                                 "loaded trace\" in its dialog \"Use trace processor "
-                                 "native acceleration?\"")
+        assert cmd.lines[-1] == (
+            f'open {UI}/#!/?rpc_port={port} and click "YES, use '
+            'loaded trace" in its dialog "Use trace processor '
+            'native acceleration?"'
+        )
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/status", timeout=10) as r:
             assert trace.name.encode() in r.read()
         cmd.proc.send_signal(signal.SIGINT)

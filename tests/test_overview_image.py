@@ -13,8 +13,8 @@ import pytest
 from conftest import REPO, register_trace
 
 SCRIPT = REPO / "docs" / "render_overview.py"
-EXAMPLE = "testcuda_streams_events_2026_1"     # the script's default input
-SIZE = (1000, 560)                              # width, height in pixels (the script's)
+EXAMPLE = "testcuda_streams_events_2026_1"  # the script's default input
+SIZE = (1000, 560)  # width, height in pixels (the script's)
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
@@ -32,8 +32,11 @@ def test_render_overview_script(tmp_path):
 
     out = tmp_path / "x.png"
     ws = tmp_path / "workspace"
-    run = subprocess.run([sys.executable, str(SCRIPT), "--out", str(out), "--workspace", str(ws)],
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, str(SCRIPT), "--out", str(out), "--workspace", str(ws)],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stderr
     register_trace(ws / EXAMPLE / f"{EXAMPLE}.perfetto.json.gz")
 
@@ -44,7 +47,7 @@ def test_render_overview_script(tmp_path):
     rgb = pixels[..., :3]
     assert (rgb < 0.9).any(axis=-1).mean() > 0.05, "the timeline was drawn (not a blank image)"
     # memcpy slices (green, #2c9c3c) are drawn
-    assert (np.abs(rgb - np.array([0x2c, 0x9c, 0x3c]) / 255).max(axis=-1) < 0.02).sum() > 500
+    assert (np.abs(rgb - np.array([0x2C, 0x9C, 0x3C]) / 255).max(axis=-1) < 0.02).sum() > 500
 
 
 def test_committed_overview_image():

@@ -14,13 +14,19 @@ REPO = Path(__file__).resolve().parent.parent
 
 @pytest.mark.slow
 def test_wheel_ships_every_sql_file(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
-                          "-w", str(tmp_path), str(REPO)], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), str(REPO)],
+        capture_output=True,
+        text=True,
+    )
     if out.returncode != 0:
         pytest.skip(f"could not build a wheel here: {out.stderr.strip()[-200:]}")
     wheel = next(tmp_path.glob("nsys_duck-*.whl"))
-    shipped = {n.removeprefix("nsys_duck/sql/") for n in zipfile.ZipFile(wheel).namelist()
-               if n.startswith("nsys_duck/sql/") and n.endswith(".sql")}
+    shipped = {
+        n.removeprefix("nsys_duck/sql/")
+        for n in zipfile.ZipFile(wheel).namelist()
+        if n.startswith("nsys_duck/sql/") and n.endswith(".sql")
+    }
     in_repo = {p.relative_to(REPO / "sql").as_posix() for p in (REPO / "sql").rglob("*.sql")}
     assert shipped == in_repo and len(in_repo) >= 15
     # the licence pyproject.toml names ships with the wheel (issue 13)

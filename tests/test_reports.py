@@ -6,7 +6,6 @@ from our outputs.
 
 from __future__ import annotations
 
-import gzip
 import zlib
 from collections import Counter
 
@@ -14,8 +13,8 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import REPORTS, check_dev_trace, report_ids
 import contract
+from conftest import REPORTS, check_dev_trace, report_ids
 
 IDS = report_ids()
 
@@ -24,7 +23,9 @@ def nsight_count(name: str, table: str, where: str = "TRUE") -> int:
     path = REPORTS / name / "parquet" / f"{table}.parquet"
     if not path.exists():
         return 0
-    return duckdb.execute(f"SELECT count(*) FROM read_parquet('{path}') WHERE {where}").fetchall()[0][0]
+    return duckdb.execute(f"SELECT count(*) FROM read_parquet('{path}') WHERE {where}").fetchall()[
+        0
+    ][0]
 
 
 def test_reports_exist():
@@ -43,8 +44,12 @@ def test_counts_equal_nsight_tables(name, converted):
     pushpop = nsight_count(name, "NVTX_EVENTS", "eventType IN (59, 70)")
     assert summary["kernels"] == kernels
     assert summary["memcpy H2D"] == h2d and summary["memcpy D2H"] == d2h
-    assert (summary["memcpy H2D"] + summary["memcpy D2H"] + summary["memcpy D2D/peer"]
-            + summary["memcpy other"]) == memcpys
+    assert (
+        summary["memcpy H2D"]
+        + summary["memcpy D2H"]
+        + summary["memcpy D2D/peer"]
+        + summary["memcpy other"]
+    ) == memcpys
     assert summary["memset"] == memsets
     assert summary["CPU NVTX ranges"] == pushpop
 
@@ -56,10 +61,17 @@ def test_counts_equal_nsight_tables(name, converted):
     flows = Counter(e["cat"] for e in events if e["ph"] == "s")
     assert flows["launch"] == flows["launch_core"] == summary["stream launch flows"]
     assert flows["copy_pcie"] == summary["PCIe copy flows"]
-    linked = nsight_count(name, "CUPTI_ACTIVITY_KIND_KERNEL",
-                          "correlationId IN (SELECT correlationId FROM read_parquet('"
-                          + str(REPORTS / name / "parquet" / "CUPTI_ACTIVITY_KIND_RUNTIME.parquet")
-                          + "') WHERE eventClass IN (0, 1))") if kernels else 0
+    linked = (
+        nsight_count(
+            name,
+            "CUPTI_ACTIVITY_KIND_KERNEL",
+            "correlationId IN (SELECT correlationId FROM read_parquet('"
+            + str(REPORTS / name / "parquet" / "CUPTI_ACTIVITY_KIND_RUNTIME.parquet")
+            + "') WHERE eventClass IN (0, 1))",
+        )
+        if kernels
+        else 0
+    )
     assert flows["launch"] == linked
     assert summary["JSON events"] == len(events)
     # one Parquet row per X, per B/E pair, per async b/e pair and per instant
@@ -96,8 +108,9 @@ def test_tracks_named_and_ids_in_range(name, converted):
     assert contract.bad_ids(events) == []
     names = [e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"]
     assert not any("Device -1" in n for n in names)
-    epochs = {e["args"]["epoch_ns"] for e in events
-              if e["ph"] == "M" and e["name"] == "process_name"}
+    epochs = {
+        e["args"]["epoch_ns"] for e in events if e["ph"] == "M" and e["name"] == "process_name"
+    }
     assert epochs == {res.base_ns}
 
 
@@ -121,21 +134,38 @@ def test_times_are_ns_exact(name, converted):
     """round(ts*1000) + base_ns gives back Nsight's integer ns for every slice."""
     res, events = converted(name)
     slices = contract.slices_table(res.workspace.events_parquet)
-    want = Counter((s["pid"], s["tid"], s["start_ns"], s["end_ns"]) for s in slices
-                   if s["cat"] not in ("nvtx", "nvtx_kernel"))
-    got = Counter((e["pid"], e["tid"], contract.ns(e["ts"]) + res.base_ns,
-                   contract.ns(e["ts"]) + contract.ns(e["dur"]) + res.base_ns)
-                  for e in events if e["ph"] == "X" and e["cat"] not in ("nvtx", "nvtx_kernel"))
+    want = Counter(
+        (s["pid"], s["tid"], s["start_ns"], s["end_ns"])
+        for s in slices
+        if s["cat"] not in ("nvtx", "nvtx_kernel")
+    )
+    got = Counter(
+        (
+            e["pid"],
+            e["tid"],
+            contract.ns(e["ts"]) + res.base_ns,
+            contract.ns(e["ts"]) + contract.ns(e["dur"]) + res.base_ns,
+        )
+        for e in events
+        if e["ph"] == "X" and e["cat"] not in ("nvtx", "nvtx_kernel")
+    )
     assert got == want
     assert res.base_ns % 1_000_000_000 == 0
     assert all(contract.ns(e["ts"]) >= 0 for e in events if "ts" in e)
     # the Nsight kernel times themselves survive
     path = REPORTS / name / "parquet" / "CUPTI_ACTIVITY_KIND_KERNEL.parquet"
     if path.exists():
-        nsight = Counter(zip(*pq.read_table(path, columns=["start", "end"]).to_pydict().values()))
-        ours = Counter((contract.ns(e["ts"]) + res.base_ns,
-                        contract.ns(e["ts"]) + contract.ns(e["dur"]) + res.base_ns)
-                       for e in events if e["ph"] == "X" and e["cat"] == "kernel")
+        nsight = Counter(
+            zip(*pq.read_table(path, columns=["start", "end"]).to_pydict().values(), strict=True)
+        )
+        ours = Counter(
+            (
+                contract.ns(e["ts"]) + res.base_ns,
+                contract.ns(e["ts"]) + contract.ns(e["dur"]) + res.base_ns,
+            )
+            for e in events
+            if e["ph"] == "X" and e["cat"] == "kernel"
+        )
         assert ours == nsight
 
 
@@ -147,18 +177,22 @@ def test_kernel_dependencies_schema(name, converted):
     assert "src_correlation_id" in table.schema.names
 
 
-KERAS = "keras_darknet53_nvtx_startend"          # TensorFlow: short names shared by several kernels
-KERNEL_IDS = [n for n in IDS if (REPORTS / n / "parquet" / "CUPTI_ACTIVITY_KIND_KERNEL.parquet").exists()]
+KERAS = "keras_darknet53_nvtx_startend"  # TensorFlow: short names shared by several kernels
+KERNEL_IDS = [
+    n for n in IDS if (REPORTS / n / "parquet" / "CUPTI_ACTIVITY_KIND_KERNEL.parquet").exists()
+]
 
 
 def nsight_kernels(name: str) -> Counter:
     """Every kernel of the export with its demangled name (StringIds)."""
     folder = REPORTS / name / "parquet"
-    return Counter(duckdb.execute(f"""
+    return Counter(
+        duckdb.execute(f"""
         SELECT k.correlationId, k.start, k."end", k.deviceId, k.streamId, s.value
         FROM read_parquet('{folder / "CUPTI_ACTIVITY_KIND_KERNEL.parquet"}') AS k
         LEFT JOIN read_parquet('{folder / "StringIds.parquet"}') AS s
-            ON s.id = k.demangledName""").fetchall())
+            ON s.id = k.demangledName""").fetchall()
+    )
 
 
 def test_one_short_name_several_demangled_kernels(converted):
@@ -172,7 +206,7 @@ def test_one_short_name_several_demangled_kernels(converted):
         WHERE cat = 'kernel' AND name = 'EigenMetaKernel'""").fetchone()
     want = con.execute(f"""
         SELECT count(DISTINCT k.demangledName), count(*)
-        FROM read_parquet('{REPORTS / KERAS / "parquet" / "CUPTI_ACTIVITY_KIND_KERNEL.parquet"}') AS k
+        FROM read_parquet('{REPORTS / KERAS / "parquet"}/CUPTI_ACTIVITY_KIND_KERNEL.parquet') AS k
         JOIN read_parquet('{REPORTS / KERAS / "parquet" / "StringIds.parquet"}') AS s
             ON s.id = k.shortName
         WHERE s.value = 'EigenMetaKernel'""").fetchone()
@@ -187,11 +221,22 @@ def test_kernel_rows_carry_the_exports_demangled_name(name, converted):
     slices = contract.slices_table(res.workspace.events_parquet)
     want = nsight_kernels(name)
     for cat in ("kernel", "kernel_core"):
-        got = Counter((s["correlation_id"], s["start_ns"], s["end_ns"], s["device_id"],
-                       s["stream_id"], s["demangled_name"]) for s in slices if s["cat"] == cat)
+        got = Counter(
+            (
+                s["correlation_id"],
+                s["start_ns"],
+                s["end_ns"],
+                s["device_id"],
+                s["stream_id"],
+                s["demangled_name"],
+            )
+            for s in slices
+            if s["cat"] == cat
+        )
         assert got == want, (cat, list((want - got).items())[:3], list((got - want).items())[:3])
-    assert all(s["demangled_name"] is None for s in slices
-               if s["cat"] not in ("kernel", "kernel_core"))
+    assert all(
+        s["demangled_name"] is None for s in slices if s["cat"] not in ("kernel", "kernel_core")
+    )
 
 
 def nsight_drawn_calls(name: str) -> tuple[int, int]:
@@ -204,10 +249,13 @@ def nsight_drawn_calls(name: str) -> tuple[int, int]:
         return 0, 0
 
     def keys(tables):
-        parts = [f"""SELECT globalPid >> 24 AS pk, correlationId AS corr
+        parts = [
+            f"""SELECT globalPid >> 24 AS pk, correlationId AS corr
                      FROM read_parquet('{folder / f"CUPTI_ACTIVITY_KIND_{t}.parquet"}')
                      WHERE start IS NOT NULL AND "end" >= start AND deviceId >= 0"""
-                 for t in tables if (folder / f"CUPTI_ACTIVITY_KIND_{t}.parquet").exists()]
+            for t in tables
+            if (folder / f"CUPTI_ACTIVITY_KIND_{t}.parquet").exists()
+        ]
         return " UNION ALL ".join(parts) or "SELECT NULL::UBIGINT AS pk, NULL::BIGINT AS corr"
 
     return duckdb.execute(f"""
@@ -243,16 +291,23 @@ def test_primary_rows_are_each_nsight_row_once(name, converted):
     assert contract.primary_problems(slices) == []
     launched, syncs = nsight_drawn_calls(name)
     drawable = 'start IS NOT NULL AND "end" >= start AND deviceId >= 0'
-    want = Counter({
-        "kernel": nsight_count(name, "CUPTI_ACTIVITY_KIND_KERNEL", drawable),
-        "memcpy": nsight_count(name, "CUPTI_ACTIVITY_KIND_MEMCPY", drawable),
-        "memset": nsight_count(name, "CUPTI_ACTIVITY_KIND_MEMSET", drawable),
-        "gpu_sync": nsight_count(name, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", drawable),
-        "cuda_api": launched, "cuda_sync": syncs,
-        "nvtx": nsight_count(name, "NVTX_EVENTS", """start IS NOT NULL AND globalTid IS NOT NULL
+    want = Counter(
+        {
+            "kernel": nsight_count(name, "CUPTI_ACTIVITY_KIND_KERNEL", drawable),
+            "memcpy": nsight_count(name, "CUPTI_ACTIVITY_KIND_MEMCPY", drawable),
+            "memset": nsight_count(name, "CUPTI_ACTIVITY_KIND_MEMSET", drawable),
+            "gpu_sync": nsight_count(name, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", drawable),
+            "cuda_api": launched,
+            "cuda_sync": syncs,
+            "nvtx": nsight_count(
+                name,
+                "NVTX_EVENTS",
+                """start IS NOT NULL AND globalTid IS NOT NULL
             AND (eventType = 34 OR (eventType IN (59, 60, 70, 71)
-                AND coalesce("end", start) >= start))"""),
-    })
+                AND coalesce("end", start) >= start))""",
+            ),
+        }
+    )
     primary = Counter(s["cat"] for s in slices if s["is_primary"])
     assert primary == +want
     # the multi-device process: its calls are drawn under both devices, once primary

@@ -11,7 +11,6 @@ column of a public object too, domain literals live only in
 from __future__ import annotations
 
 import re
-import shutil
 
 import duckdb
 import pytest
@@ -21,7 +20,7 @@ from nsys_duck.pipeline import created_objects, packaged_sql_dir, sql_files
 from tests.paths import SHARED
 
 REPORTS = SHARED / "data" / "reports"
-EXPORT = REPORTS / "raiderstream_tiny" / "parquet"   # H2D and D2H copies, a kernel
+EXPORT = REPORTS / "raiderstream_tiny" / "parquet"  # H2D and D2H copies, a kernel
 
 # Files exempt from "one object per file": the shared scalar macros, and the
 # typed stand-ins for every Nsight table (Python reads that file's DDL).
@@ -31,9 +30,12 @@ pytestmark = pytest.mark.skipif(not EXPORT.is_dir(), reason="shared reports miss
 
 
 def _stage_files():
-    return [f for f in sql_files() if f.relpath.split("/", 1)[0] in
-            {"00_macros", "05_domain", "10_sources", "20_staging", "30_intermediate",
-             "40_trace"}]
+    return [
+        f
+        for f in sql_files()
+        if f.relpath.split("/", 1)[0]
+        in {"00_macros", "05_domain", "10_sources", "20_staging", "30_intermediate", "40_trace"}
+    ]
 
 
 def _code(text: str) -> str:
@@ -90,28 +92,30 @@ def _reads_of(con, sql: str, created: set[str]) -> set[str]:
     names: set[str] = set()
     for st in duckdb.extract_statements(sql):
         q = _code(st.query)
-        if re.match(r"\s*(COMMENT|ALTER|CREATE\s+(OR\s+REPLACE\s+)?MACRO|CREATE\s+TABLE\s+IF)",
-                    q, re.I):
+        if re.match(
+            r"\s*(COMMENT|ALTER|CREATE\s+(OR\s+REPLACE\s+)?MACRO|CREATE\s+TABLE\s+IF)", q, re.I
+        ):
             continue
-        q = re.sub(r"^\s*CREATE\s+OR\s+REPLACE\s+(VIEW|TABLE)\s+[\w.]+\s+AS\s+", "", q,
-                   flags=re.I)
+        q = re.sub(r"^\s*CREATE\s+OR\s+REPLACE\s+(VIEW|TABLE)\s+[\w.]+\s+AS\s+", "", q, flags=re.I)
         q = re.sub(r"^\s*INSERT\s+INTO\s+[\w.]+\s+", "", q, flags=re.I)
-        names |= {n.split(" AS ")[0].split(" as ")[0]
-                  for n in con.get_table_names(q, qualified=True)}
+        names |= {
+            n.split(" AS ")[0].split(" as ")[0] for n in con.get_table_names(q, qualified=True)
+        }
     return names - created
 
 
 def test_reads_line_lists_exactly_what_the_sql_reads(converted):
     import jinja2
+
     con = duckdb.connect()
     macros = {}
-    for f in _stage_files():   # the macros, so the parser knows them
+    for f in _stage_files():  # the macros, so the parser knows them
         for kind, name in created_objects(f.text):
             if kind == "macro":
-                body = f.text
                 macros[name] = f
     for st in duckdb.extract_statements(
-            (packaged_sql_dir() / "00_macros" / "macros.sql").read_text()):
+        (packaged_sql_dir() / "00_macros" / "macros.sql").read_text()
+    ):
         con.execute(st.query)
     con.execute("CREATE MACRO context_device(a, b, c, d) AS d")
     # the relations a macro reads count for the files that call it
@@ -122,30 +126,37 @@ def test_reads_line_lists_exactly_what_the_sql_reads(converted):
         listed = _reads_line(f.text)
         assert listed is not None, f"{f.relpath}: no 'Reads:' line in its header"
         if f.relpath in MULTI_OBJECT or any("<" in x for x in listed):
-            continue   # macros; the per-export template list of stg_export_tables
+            continue  # macros; the per-export template list of stg_export_tables
         if any(kind == "macro" for kind, _ in created_objects(f.text)):
             assert listed == macro_reads[created_objects(f.text)[0][1]], f.relpath
             continue
-        sql = jinja2.Environment().from_string(f.text).render(
-            nvtx_scope="thread", export_tables=[])
+        sql = jinja2.Environment().from_string(f.text).render(nvtx_scope="thread", export_tables=[])
         created = {name for _, name in created_objects(f.text)}
         actual = _reads_of(con, sql, created)
         for name, extra in macro_reads.items():
             if re.search(rf"\b{name}\(", _code(f.text)):
                 actual |= extra
-        assert listed == actual, f"{f.relpath}: Reads lists {sorted(listed)}, SQL reads {sorted(actual)}"
+        assert listed == actual, (
+            f"{f.relpath}: Reads lists {sorted(listed)}, SQL reads {sorted(actual)}"
+        )
         checked += 1
     assert checked > 30
 
 
 def test_every_object_and_public_column_has_a_comment(converted):
     _, con = converted
-    made = {name for f in _stage_files() if f.relpath not in MULTI_OBJECT
-            for kind, name in created_objects(f.text) if kind != "macro"}
+    made = {
+        name
+        for f in _stage_files()
+        if f.relpath not in MULTI_OBJECT
+        for kind, name in created_objects(f.text)
+        if kind != "macro"
+    }
     rows = con.execute(
         "SELECT view_name, comment FROM duckdb_views() WHERE schema_name = 'main' "
         "UNION ALL SELECT table_name, comment FROM duckdb_tables() "
-        "WHERE schema_name = 'main'").fetchall()
+        "WHERE schema_name = 'main'"
+    ).fetchall()
     comments = dict(rows)
     assert made <= set(comments), sorted(made - set(comments))
     missing = sorted(n for n in made if not comments[n])
@@ -154,26 +165,51 @@ def test_every_object_and_public_column_has_a_comment(converted):
 
 def test_every_public_column_has_a_comment(converted):
     _, con = converted
-    made = {name for f in _stage_files() if f.relpath not in MULTI_OBJECT
-            for kind, name in created_objects(f.text) if kind != "macro"}
+    made = {
+        name
+        for f in _stage_files()
+        if f.relpath not in MULTI_OBJECT
+        for kind, name in created_objects(f.text)
+        if kind != "macro"
+    }
     cols = con.execute(
         "SELECT table_name, column_name FROM duckdb_columns() "
-        "WHERE schema_name = 'main' AND comment IS NULL").fetchall()
+        "WHERE schema_name = 'main' AND comment IS NULL"
+    ).fetchall()
     bare = sorted(f"{t}.{c}" for t, c in cols if t in made and not t.startswith("_"))
     assert not bare, f"public columns without COMMENT ON COLUMN: {bare}"
 
 
 def test_domain_literals_live_only_in_05_domain():
-    domain = {f.relpath: _code(f.text) for f in _stage_files()
-              if f.relpath.startswith("05_domain/")}
-    for table in ("copy_kinds", "nvtx_event_types", "track_classes", "sync_apis",
-                  "gpu_activity_kinds", "flow_kinds"):
+    domain = {
+        f.relpath: _code(f.text) for f in _stage_files() if f.relpath.startswith("05_domain/")
+    }
+    for table in (
+        "copy_kinds",
+        "nvtx_event_types",
+        "track_classes",
+        "sync_apis",
+        "gpu_activity_kinds",
+        "flow_kinds",
+    ):
         assert f"05_domain/{table}.sql" in domain
-    words = ["'PCIe Usage'", "'CUDA Core Timeline'", "'D2D Copy'", "'Unified Memory'",
-             "'NVTX Kernel'", "'NVTX Thread'", "'CUDA API'", "'CUDA Sync'",
-             "'Host-to-Device'", "'memcpy H2D'", "'memcpy other'",
-             "'cudaDeviceSynchronize'", "'cuStreamSynchronize'",
-             "'launch_core'", "'copy_pcie'"]
+    words = [
+        "'PCIe Usage'",
+        "'CUDA Core Timeline'",
+        "'D2D Copy'",
+        "'Unified Memory'",
+        "'NVTX Kernel'",
+        "'NVTX Thread'",
+        "'CUDA API'",
+        "'CUDA Sync'",
+        "'Host-to-Device'",
+        "'memcpy H2D'",
+        "'memcpy other'",
+        "'cudaDeviceSynchronize'",
+        "'cuStreamSynchronize'",
+        "'launch_core'",
+        "'copy_pcie'",
+    ]
     for f in _stage_files():
         if f.relpath.startswith("05_domain/"):
             continue
@@ -197,7 +233,8 @@ def test_one_row_of_copy_kinds_moves_h2d_copies_off_pcie(converted, tmp_path):
     row = "(1, 'Host-to-Device', 'pcie', 'memcpy H2D', 10, FALSE)"
     assert row in src
     (sql / "copy_kinds.sql").write_text(
-        src.replace(row, "(1, 'Host-to-Device', 'none', 'memcpy other', 13, FALSE)"))
+        src.replace(row, "(1, 'Host-to-Device', 'none', 'memcpy other', 13, FALSE)")
+    )
     edited = convert(EXPORT, Options(sql_dir=tmp_path / "sql"), root=tmp_path / "ws")
     assert edited.overridden_sql == ["05_domain/copy_kinds.sql"]
     e = duckdb.connect(str(edited.workspace.database), read_only=True)
@@ -225,7 +262,9 @@ def test_null_or_unknown_copy_kind_counts_as_memcpy_other(tmp_path):
         if f.relpath == "05_domain/copy_kinds.sql":
             for st in duckdb.extract_statements(f.text):
                 con.execute(st.query)
-    assert con.execute("SELECT count(*) FROM copy_kinds WHERE copy_kind IS NULL"
-                       ).fetchall() == [(1,)]
-    assert con.execute("SELECT summary_bucket, projection FROM copy_kinds "
-                       "WHERE copy_kind IS NULL").fetchall() == [("memcpy other", "none")]
+    assert con.execute("SELECT count(*) FROM copy_kinds WHERE copy_kind IS NULL").fetchall() == [
+        (1,)
+    ]
+    assert con.execute(
+        "SELECT summary_bucket, projection FROM copy_kinds WHERE copy_kind IS NULL"
+    ).fetchall() == [("memcpy other", "none")]

@@ -34,14 +34,22 @@ def _nsys_or_skip():
 
 
 def _report(name):
-    return next(p for p in (REPORTS / name).iterdir()
-                if p.suffix in (".nsys-rep", ".qdrep"))
+    return next(p for p in (REPORTS / name).iterdir() if p.suffix in (".nsys-rep", ".qdrep"))
 
 
 def _export(nsys, report, out, kind="parquetdir", normalize=True, shift=0):
     out.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [str(nsys.path), "export", f"--type={kind}", f"--ts-normalize={str(normalize).lower()}",
-           f"--ts-shift={shift}", "--force-overwrite=true", "-o", str(out), str(report)]
+    cmd = [
+        str(nsys.path),
+        "export",
+        f"--type={kind}",
+        f"--ts-normalize={str(normalize).lower()}",
+        f"--ts-shift={shift}",
+        "--force-overwrite=true",
+        "-o",
+        str(out),
+        str(report),
+    ]
     subprocess.run(cmd, check=True, capture_output=True)
     return out
 
@@ -70,17 +78,27 @@ def test_session_relative_exports_give_the_normalized_trace(tmp_path, name):
     nsys = _nsys_or_skip()
     report = _report(name)
     shipped = convert(REPORTS / name / "parquet", Options(), root=tmp_path / "shipped")
-    rel = convert(_export(nsys, report, tmp_path / "relpq" / name, normalize=False),
-                  Options(), root=tmp_path / "a")
-    rel_sqlite = convert(_export(nsys, report, tmp_path / "relsql" / f"{name}.sqlite",
-                                 kind="sqlite", normalize=False),
-                         Options(), root=tmp_path / "b")
+    rel = convert(
+        _export(nsys, report, tmp_path / "relpq" / name, normalize=False),
+        Options(),
+        root=tmp_path / "a",
+    )
+    rel_sqlite = convert(
+        _export(
+            nsys, report, tmp_path / "relsql" / f"{name}.sqlite", kind="sqlite", normalize=False
+        ),
+        Options(),
+        root=tmp_path / "b",
+    )
     for res in (rel, rel_sqlite):
         assert res.base_ns == shipped.base_ns
         assert _rows(res) == _rows(shipped)
         assert _events(res) == _events(shipped)
-    info = duckdb.connect(str(rel.workspace.database), read_only=True).execute(
-        "SELECT time_normalized, time_offset_ns, session_start_ns FROM stg_export_info").fetchall()
+    info = (
+        duckdb.connect(str(rel.workspace.database), read_only=True)
+        .execute("SELECT time_normalized, time_offset_ns, session_start_ns FROM stg_export_info")
+        .fetchall()
+    )
     assert info[0][0] is False and info[0][1] == info[0][2] > 10**18
 
 
@@ -99,19 +117,40 @@ def test_ts_shift_exports_convert_ns_exact(tmp_path, shift_ns):
     events = load_events(shifted)
     times = [contract.ns(e["ts"]) for e in events if "ts" in e]
     assert times and min(times) >= 0
-    assert max(contract.ns(e["ts"]) + contract.ns(e.get("dur", 0)) for e in events
-               if "ts" in e) < LIMIT_NS
-    moved = sorted((r["start_ns"] - shift_ns, r["end_ns"] - shift_ns, r["track_name"], r["name"])
-                   for r in pq.read_table(shifted.workspace.events_parquet).to_pylist())
-    assert moved == sorted((r["start_ns"], r["end_ns"], r["track_name"], r["name"])
-                           for r in pq.read_table(plain.workspace.events_parquet).to_pylist())
+    assert (
+        max(contract.ns(e["ts"]) + contract.ns(e.get("dur", 0)) for e in events if "ts" in e)
+        < LIMIT_NS
+    )
+    moved = sorted(
+        (r["start_ns"] - shift_ns, r["end_ns"] - shift_ns, r["track_name"], r["name"])
+        for r in pq.read_table(shifted.workspace.events_parquet).to_pylist()
+    )
+    assert moved == sorted(
+        (r["start_ns"], r["end_ns"], r["track_name"], r["name"])
+        for r in pq.read_table(plain.workspace.events_parquet).to_pylist()
+    )
     # ns-exact against the export's own kernel times
-    kernels = sorted(zip(*pq.read_table(shifted_dir / "CUPTI_ACTIVITY_KIND_KERNEL.parquet",
-                                        columns=["start", "end"]).to_pydict().values()))
-    ours = sorted((contract.ns(e["ts"]) + shifted.base_ns,
-                   contract.ns(e["ts"]) + contract.ns(e["dur"]) + shifted.base_ns)
-                  for e in events if e.get("cat") == "kernel")
+    kernels = sorted(
+        zip(
+            *pq.read_table(
+                shifted_dir / "CUPTI_ACTIVITY_KIND_KERNEL.parquet", columns=["start", "end"]
+            )
+            .to_pydict()
+            .values(),
+            strict=True,
+        )
+    )
+    ours = sorted(
+        (
+            contract.ns(e["ts"]) + shifted.base_ns,
+            contract.ns(e["ts"]) + contract.ns(e["dur"]) + shifted.base_ns,
+        )
+        for e in events
+        if e.get("cat") == "kernel"
+    )
     assert ours == kernels
-    first = min(r["start_ns"] for r in pq.read_table(
-        shifted.workspace.events_parquet, columns=["start_ns"]).to_pylist())
+    first = min(
+        r["start_ns"]
+        for r in pq.read_table(shifted.workspace.events_parquet, columns=["start_ns"]).to_pylist()
+    )
     assert shifted.base_ns == first - first % 10**9

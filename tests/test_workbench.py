@@ -35,14 +35,16 @@ def test_edited_sql_changes_the_trace(tmp_path):
     ops = sql / "30_intermediate" / "10_int_gpu_ops.sql"
     ops.write_text(ops.read_text().replace("FROM stg_memsets", "FROM stg_memsets WHERE FALSE"))
     res = convert(EXPORT, Options(sql_dir=sql), root=tmp_path / "ws")
-    assert set(res.overridden_sql) == {"05_domain/track_classes.sql",
-                                       "30_intermediate/10_int_gpu_ops.sql"}
+    assert set(res.overridden_sql) == {
+        "05_domain/track_classes.sql",
+        "30_intermediate/10_int_gpu_ops.sql",
+    }
     events = load_events(res)
     tracks = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
     assert "PCIe Bus" in tracks and "PCIe Usage" not in tracks
     assert not any(e.get("cat") == "memset" for e in events)
     assert dict(res.summary)["memset"] == 0
-    assert dict(res.summary)["memcpy H2D"] == 72       # nothing else changed
+    assert dict(res.summary)["memcpy H2D"] == 72  # nothing else changed
 
 
 def test_broken_sql_names_file_and_view_and_publishes_nothing(tmp_path):
@@ -63,15 +65,29 @@ def test_broken_sql_names_file_and_view_and_publishes_nothing(tmp_path):
 
 def test_sql_command_prints_csv(tmp_path):
     env = dict(os.environ, NSYS_WORKSPACE_ROOT=str(tmp_path))
-    out = subprocess.run([sys.executable, "-m", "nsys_duck.cli", "sql", str(EXPORT), "-c",
-                          "SELECT cat, count(*) AS n FROM trace_slices GROUP BY cat ORDER BY cat",
-                          "--format", "csv"], capture_output=True, text=True, env=env)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "nsys_duck.cli",
+            "sql",
+            str(EXPORT),
+            "-c",
+            "SELECT cat, count(*) AS n FROM trace_slices GROUP BY cat ORDER BY cat",
+            "--format",
+            "csv",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[0] == "cat,n" and "memset,98" in out.stdout
 
 
 def test_readme_documents_every_aligned_parquet_column():
     from pathlib import Path
+
     readme = Path(__file__).resolve().parent.parent / "README.md"
     text = readme.read_text()
     wb = open_workbench(str(EXPORT))
@@ -83,6 +99,7 @@ def test_saved_database_moves_with_its_workspace(tmp_path):
     import shutil
 
     import duckdb
+
     res = convert(EXPORT, Options(validate=False), root=tmp_path / "ws")
     db = res.workspace.database
     assert db in res.files and db.is_file()
@@ -94,24 +111,41 @@ def test_saved_database_moves_with_its_workspace(tmp_path):
     try:
         con = duckdb.connect(db.name, read_only=True)
         assert con.execute("SELECT count(*) FROM stg_memsets").fetchall()[0][0] == 98
-        views = {r[0] for r in con.execute(
-            "SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+        views = {
+            r[0]
+            for r in con.execute(
+                "SELECT view_name FROM duckdb_views() WHERE NOT internal"
+            ).fetchall()
+        }
         assert {"stg_kernels", "int_flows", "trace_slices", "trace_events"} <= views
-        assert con.execute("SELECT count(*) FROM trace_slices").fetchall()[0][0] == \
-            dict(res.summary)["Parquet rows"]
+        assert (
+            con.execute("SELECT count(*) FROM trace_slices").fetchall()[0][0]
+            == dict(res.summary)["Parquet rows"]
+        )
     finally:
         os.chdir(cwd)
 
 
-@pytest.mark.parametrize(("edit", "expected"), [
-    # a wrong type in the aligned Parquet view
-    (("40_trace/20_trace_slices.sql", "s.start_ns,", "CAST(s.start_ns AS VARCHAR) AS start_ns,"),
-     "40_trace/20_trace_slices.sql (view trace_slices): column start_ns is VARCHAR, "
-     "expected BIGINT"),
-    # a missing column in the final trace view
-    (("40_trace/20_trace_slices.sql", "    s.track_name,\n", ""),
-     "40_trace/20_trace_slices.sql (view trace_slices): missing column track_name"),
-])
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        # a wrong type in the aligned Parquet view
+        (
+            (
+                "40_trace/20_trace_slices.sql",
+                "s.start_ns,",
+                "CAST(s.start_ns AS VARCHAR) AS start_ns,",
+            ),
+            "40_trace/20_trace_slices.sql (view trace_slices): column start_ns is VARCHAR, "
+            "expected BIGINT",
+        ),
+        # a missing column in the final trace view
+        (
+            ("40_trace/20_trace_slices.sql", "    s.track_name,\n", ""),
+            "40_trace/20_trace_slices.sql (view trace_slices): missing column track_name",
+        ),
+    ],
+)
 def test_edit_breaking_the_output_contract_is_named(tmp_path, edit, expected):
     sql = tmp_path / "sql"
     copy_sql_files(sql)
@@ -123,13 +157,15 @@ def test_edit_breaking_the_output_contract_is_named(tmp_path, edit, expected):
         convert(EXPORT, Options(sql_dir=sql, validate=False), root=tmp_path / "ws")
     assert expected in str(info.value)
     assert not (tmp_path / "ws" / "llmc_t4_no_kernel_table").exists() or not list(
-        (tmp_path / "ws" / "llmc_t4_no_kernel_table").glob("*.perfetto.*"))
+        (tmp_path / "ws" / "llmc_t4_no_kernel_table").glob("*.perfetto.*")
+    )
 
 
 def test_views_descriptions_are_whole_sentences():
     """`nsys-duck views` printed each file's first comment line, cut mid-sentence
     (issue 13): it prints the header's first paragraph."""
     from nsys_duck import pipeline
+
     for f in pipeline.sql_files(None):
         text = f.description
         assert text.endswith((".", ")")), (f.relpath, text)
@@ -139,10 +175,16 @@ def test_views_descriptions_are_whole_sentences():
 
 # --- views / explain show what ran (issue 11, part 5) -----------------------------
 
+
 def _cli(tmp_path, *args):
     env = dict(os.environ, NSYS_WORKSPACE_ROOT=str(tmp_path / "ws"))
-    out = subprocess.run([sys.executable, "-m", "nsys_duck.cli", *args],
-                         capture_output=True, text=True, env=env, timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-m", "nsys_duck.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -151,30 +193,40 @@ def test_explain_shows_the_nvtx_scope_the_conversion_ran(tmp_path):
     """`explain` re-rendered the packaged files with --nvtx-scope thread, so
     after `convert --nvtx-scope process` it showed SQL that did not run."""
     import difflib
+
     shown = {}
     for scope in ("thread", "process"):
-        res = convert(EXPORT, Options(nvtx_scope=scope, validate=False),
-                      root=tmp_path / scope)
+        res = convert(EXPORT, Options(nvtx_scope=scope, validate=False), root=tmp_path / scope)
         with open_workbench(str(res.workspace.dir)) as wb:
-            assert wb.database == res.workspace.database      # the saved NAME.duckdb
+            assert wb.database == res.workspace.database  # the saved NAME.duckdb
             shown[scope] = explain(wb, "int_nvtx_ranges")
-    assert "{{" not in shown["process"] and "CREATE OR REPLACE TABLE int_nvtx_ranges" in \
-        shown["process"]
+    assert (
+        "{{" not in shown["process"]
+        and "CREATE OR REPLACE TABLE int_nvtx_ranges" in shown["process"]
+    )
     diff = list(difflib.ndiff(shown["thread"].splitlines(), shown["process"].splitlines()))
     only_process = [line[2:] for line in diff if line.startswith("+ ")]
     only_thread = [line[2:] for line in diff if line.startswith("- ")]
     assert only_process and all("'process'" in line for line in only_process), only_process
     assert only_thread and all("'thread'" in line for line in only_thread), only_thread
-    cli = _cli(tmp_path / "process", "explain",
-               str(tmp_path / "process" / "llmc_t4_no_kernel_table"), "int_nvtx_ranges")
+    cli = _cli(
+        tmp_path / "process",
+        "explain",
+        str(tmp_path / "process" / "llmc_t4_no_kernel_table"),
+        "int_nvtx_ranges",
+    )
     assert cli.strip() == shown["process"].strip()
 
 
 def _file_creating(sql_root, name):
     """The SQL file under ``sql_root`` whose statements create ``name``."""
     from nsys_duck import pipeline
-    return next(p for p in sorted(sql_root.rglob("*.sql"))
-                if any(n == name for _, n in pipeline.created_objects(p.read_text())))
+
+    return next(
+        p
+        for p in sorted(sql_root.rglob("*.sql"))
+        if any(n == name for _, n in pipeline.created_objects(p.read_text()))
+    )
 
 
 def test_views_and_explain_show_sql_dir_files_as_they_ran(tmp_path):
@@ -196,19 +248,22 @@ def test_views_and_explain_show_sql_dir_files_as_they_ran(tmp_path):
         "CREATE OR REPLACE VIEW memset_count AS\n"
         "SELECT count(*) AS n FROM trace_slices WHERE cat = 'memset';\n\n"
         "COMMENT ON VIEW memset_count IS 'Memsets drawn (a --sql-dir test view).';\n"
-        "COMMENT ON COLUMN memset_count.n IS 'Their number.';\n")
+        "COMMENT ON COLUMN memset_count.n IS 'Their number.';\n"
+    )
     res = convert(EXPORT, Options(sql_dir=sql, validate=False), root=tmp_path / "ws")
     ops.write_text(ops.read_text().replace("-- edited: run 1", "-- edited: run 2"))
     with open_workbench(str(res.workspace.dir)) as wb:
         objects = {o.name: o for o in list_views(wb)}
         extra = objects["memset_count"]
-        assert (extra.kind, extra.file, extra.origin) == \
-            ("view", "45_extra/10_memset_count.sql", "added")
+        assert (extra.kind, extra.file, extra.origin) == (
+            "view",
+            "45_extra/10_memset_count.sql",
+            "added",
+        )
         assert extra.description == "Memsets drawn (a --sql-dir test view)."
         assert extra.columns == [("n", "BIGINT", "Their number.")]
         assert list(objects).index("memset_count") > list(objects).index("trace_events")
-        assert (objects["int_gpu_ops"].file, objects["int_gpu_ops"].origin) == \
-            (rel, "overridden")
+        assert (objects["int_gpu_ops"].file, objects["int_gpu_ops"].origin) == (rel, "overridden")
         assert objects["trace_slices"].origin == "packaged"
         text = explain(wb, "int_gpu_ops")
         assert create + "-- edited: run 1\n" in text and "run 2" not in text
@@ -224,8 +279,12 @@ def test_views_and_explain_show_sql_dir_files_as_they_ran(tmp_path):
 
 def test_explain_unknown_name_fails_with_one_line(tmp_path):
     env = dict(os.environ, NSYS_WORKSPACE_ROOT=str(tmp_path))
-    out = subprocess.run([sys.executable, "-m", "nsys_duck.cli", "explain", str(EXPORT),
-                          "no_such_view"], capture_output=True, text=True, env=env)
+    out = subprocess.run(
+        [sys.executable, "-m", "nsys_duck.cli", "explain", str(EXPORT), "no_such_view"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert out.returncode == 1
     assert "no view, table or macro named 'no_such_view'" in out.stderr
     assert "Traceback" not in out.stderr

@@ -26,9 +26,9 @@ from pathlib import Path
 import duckdb
 import pyarrow.parquet as pq
 import pytest
+from test_hostile import assert_converts, assert_fails, need_nsys, run_cli, summary
 
 from conftest import REPORTS
-from test_hostile import assert_converts, assert_fails, need_nsys, run_cli, summary
 from nsys_duck import manifest
 
 RODINIA = REPORTS / "rodinia_gaussian_8k_kernels" / "parquet"
@@ -52,6 +52,7 @@ def export_copy(src: Path, dest: Path) -> Path:
 
 # --- 1. the manifest -----------------------------------------------------------
 
+
 def test_same_name_different_report_is_refused_and_o_converts_it(tmp_path):
     a = export_copy(RODINIA, tmp_path / "a" / "report1")
     b = export_copy(CUFCM, tmp_path / "b" / "report1")
@@ -72,14 +73,14 @@ def test_same_name_different_report_is_refused_and_o_converts_it(tmp_path):
     assert forced.returncode == 0, forced.stderr
     assert f"note: --force: replaced the conversion of {a}" in forced.stdout
     assert summary(forced)["kernels"] == f"{kernels_in(b):,}"
-    assert json.loads((json_gz.parent / manifest.FILE_NAME).read_text())[
-        "source"]["path"] == str(b)
+    assert json.loads((json_gz.parent / manifest.FILE_NAME).read_text())["source"]["path"] == str(b)
 
 
 def test_a_renamed_report_with_an_old_mtime_is_exported_again(tmp_path):
     """The issue's case, with SQLite exports (no nsys): report1 replaced by
     another capture copied with its old timestamp (cp -p) at the same path."""
     from paths import NEWER
+
     smaller, bigger = sorted(NEWER.rglob("*.sqlite"), key=lambda p: p.stat().st_size)[:2]
     src = tmp_path / "in" / "report1.sqlite"
     src.parent.mkdir()
@@ -88,7 +89,7 @@ def test_a_renamed_report_with_an_old_mtime_is_exported_again(tmp_path):
     assert_converts(tmp_path, first, "report1")
     old = src.stat()
     shutil.copy2(bigger, src)
-    os.utime(src, ns=(old.st_atime_ns, old.st_mtime_ns - 10**9))   # older than parquet/
+    os.utime(src, ns=(old.st_atime_ns, old.st_mtime_ns - 10**9))  # older than parquet/
     again = run_cli(tmp_path, "convert", src)
     assert_converts(tmp_path, again, "report1")
     assert "export: transcribed SQLite export" in again.stdout
@@ -116,12 +117,14 @@ def test_nsys_report_replaced_with_old_timestamp_is_exported_again(tmp_path):
     first = run_cli(tmp_path, "convert", "--timings", src)
     assert_converts(tmp_path, first, "report1")
     assert "time nsys export" in first.stdout
-    shutil.copy2(LLMC_REP, src)          # cp -p: llmc's mtime, older than parquet/
+    shutil.copy2(LLMC_REP, src)  # cp -p: llmc's mtime, older than parquet/
     again = run_cli(tmp_path, "convert", "--timings", src)
     assert_converts(tmp_path, again, "report1")
     assert "export: reused" not in again.stdout and "nsys: " in again.stdout
-    assert summary(again)["kernels"] == summary(
-        run_cli(tmp_path, "convert", "-o", tmp_path / "llmc", LLMC_REP))["kernels"]
+    assert (
+        summary(again)["kernels"]
+        == summary(run_cli(tmp_path, "convert", "-o", tmp_path / "llmc", LLMC_REP))["kernels"]
+    )
     third = run_cli(tmp_path, "convert", "--timings", src)
     assert "export: reused" in third.stdout and "time reuse the export" in third.stdout
     data = json.loads((tmp_path / "ws" / "report1" / manifest.FILE_NAME).read_text())
@@ -140,6 +143,7 @@ def test_special_characters_in_the_name(tmp_path):
 
 # --- 2. NAME.duckdb reads no file ----------------------------------------------
 
+
 def test_attached_databases_each_read_their_own_report(tmp_path):
     for src in (RODINIA, CUFCM):
         assert run_cli(tmp_path, "convert", src).returncode == 0
@@ -147,7 +151,7 @@ def test_attached_databases_each_read_their_own_report(tmp_path):
     b = tmp_path / "ws" / "cufcm_memset" / "cufcm_memset.duckdb"
     moved = tmp_path / "moved"
     for where, paths in (("first", (a, b)), ("moved", None)):
-        if paths is None:   # move both workspace folders, ask again from elsewhere
+        if paths is None:  # move both workspace folders, ask again from elsewhere
             shutil.move(str(a.parent), moved / "x")
             paths = (moved / "x" / a.name, b)
         cwd = tmp_path / "elsewhere" if where == "first" else a.parent.parent
@@ -159,12 +163,15 @@ def test_attached_databases_each_read_their_own_report(tmp_path):
             f"con.execute(\"ATTACH '{paths[1]}' AS b (READ_ONLY)\")\n"
             "print(con.sql('SELECT (SELECT count(*) FROM a.main.stg_kernels), "
             "(SELECT count(*) FROM b.main.stg_kernels), "
-            "(SELECT count(*) FROM a.nsys.CUPTI_ACTIVITY_KIND_KERNEL)').fetchall()[0])\n")
-        out = subprocess.run([sys.executable, "-c", script], cwd=cwd, capture_output=True,
-                             text=True, timeout=120)
+            "(SELECT count(*) FROM a.nsys.CUPTI_ACTIVITY_KIND_KERNEL)').fetchall()[0])\n"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", script], cwd=cwd, capture_output=True, text=True, timeout=120
+        )
         assert out.returncode == 0, out.stderr
-        assert out.stdout.strip() == str((kernels_in(RODINIA), kernels_in(CUFCM),
-                                          kernels_in(RODINIA))), where
+        assert out.stdout.strip() == str(
+            (kernels_in(RODINIA), kernels_in(CUFCM), kernels_in(RODINIA))
+        ), where
     con = duckdb.connect(str(b), read_only=True)
     views = con.sql("SELECT sql FROM duckdb_views() WHERE NOT internal").fetchall()
     assert views and not [v for (v,) in views if "read_parquet" in v or "parquet/" in v]
@@ -172,30 +179,41 @@ def test_attached_databases_each_read_their_own_report(tmp_path):
 
 # --- 3. the DuckDB CLI from PyPI opens it --------------------------------------
 
+
 def test_duckdb_cli_from_pypi_opens_the_database(tmp_path):
     assert CLI.is_file(), "duckdb-cli (a dependency) installs the DuckDB CLI beside python"
     version = subprocess.run([CLI, "--version"], capture_output=True, text=True).stdout
-    assert version.startswith("v1."), version      # the CLI on PyPI is 1.x
+    assert version.startswith("v1."), version  # the CLI on PyPI is 1.x
     assert run_cli(tmp_path, "convert", CUFCM).returncode == 0
     db = tmp_path / "ws" / "cufcm_memset" / "cufcm_memset.duckdb"
     con = duckdb.connect(str(db), read_only=True)
     objects = con.sql(
         "SELECT schema_name, table_name FROM duckdb_tables() UNION ALL "
         "SELECT schema_name, view_name FROM duckdb_views() WHERE NOT internal "
-        "ORDER BY ALL").fetchall()
-    counts = {f"{s}.{n}": con.sql(f'SELECT count(*) FROM "{s}"."{n}"').fetchall()[0][0]
-              for s, n in objects}
+        "ORDER BY ALL"
+    ).fetchall()
+    counts = {
+        f"{s}.{n}": con.sql(f'SELECT count(*) FROM "{s}"."{n}"').fetchall()[0][0]
+        for s, n in objects
+    }
     con.close()
     query = " UNION ALL ".join(
-        f"SELECT '{s}.{n}' AS obj, count(*) AS n FROM \"{s}\".\"{n}\"" for s, n in objects)
-    out = subprocess.run([CLI, "-readonly", "-json", str(db), "-c", query],
-                         capture_output=True, text=True, cwd=tmp_path, timeout=300)
+        f'SELECT \'{s}.{n}\' AS obj, count(*) AS n FROM "{s}"."{n}"' for s, n in objects
+    )
+    out = subprocess.run(
+        [CLI, "-readonly", "-json", str(db), "-c", query],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     assert {r["obj"]: r["n"] for r in json.loads(out.stdout)} == counts
     assert counts["main.trace_slices"] > 0 and len(counts) > 60
 
 
 # --- 4. nsys-duck sql ------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def converted_cufcm(tmp_path_factory):
@@ -208,18 +226,22 @@ def test_sql_formats_are_written_by_duckdb(converted_cufcm):
     tmp = converted_cufcm
     ws = tmp / "ws" / "cufcm_memset"
     q = "SELECT slice_id, cat, nvtx_ids, nvtx_names FROM trace_slices ORDER BY slice_id"
-    n = duckdb.connect(str(ws / "cufcm_memset.duckdb"), read_only=True).sql(
-        "SELECT count(*) FROM trace_slices").fetchall()[0][0]
+    n = (
+        duckdb.connect(str(ws / "cufcm_memset.duckdb"), read_only=True)
+        .sql("SELECT count(*) FROM trace_slices")
+        .fetchall()[0][0]
+    )
     csv = run_cli(tmp, "sql", "cufcm_memset", "-c", q, "--format", "csv")
-    assert csv.returncode == 0, csv.stderr           # list columns crashed pyarrow's CSV
+    assert csv.returncode == 0, csv.stderr  # list columns crashed pyarrow's CSV
     assert csv.stdout.splitlines()[0] == "slice_id,cat,nvtx_ids,nvtx_names"
     assert len(csv.stdout.splitlines()) == n + 1
     js = run_cli(tmp, "sql", str(ws), "-c", q, "--format", "json")
     rows = json.loads(js.stdout)
     assert len(rows) == n and isinstance(rows[0]["nvtx_ids"], (list, type(None)))
     pq_out = tmp / "out.parquet"
-    run_cli(tmp, "sql", str(ws / "cufcm_memset.duckdb"), "-c", q, "--format", "parquet",
-            "-o", pq_out)
+    run_cli(
+        tmp, "sql", str(ws / "cufcm_memset.duckdb"), "-c", q, "--format", "parquet", "-o", pq_out
+    )
     assert pq.read_metadata(pq_out).num_rows == n
 
 
@@ -227,11 +249,9 @@ def test_sql_table_piped_shows_every_row_and_column(converted_cufcm):
     tmp = converted_cufcm
     out = run_cli(tmp, "sql", "cufcm_memset", "-c", "SELECT * FROM trace_slices")
     assert out.returncode == 0, out.stderr
-    con = duckdb.connect(str(tmp / "ws" / "cufcm_memset" / "cufcm_memset.duckdb"),
-                         read_only=True)
+    con = duckdb.connect(str(tmp / "ws" / "cufcm_memset" / "cufcm_memset.duckdb"), read_only=True)
     n = con.sql("SELECT count(*) FROM trace_slices").fetchall()[0][0]
-    cols = [c for (c,) in con.sql("SELECT column_name FROM (DESCRIBE trace_slices)"
-                                  ).fetchall()]
+    cols = [c for (c,) in con.sql("SELECT column_name FROM (DESCRIBE trace_slices)").fetchall()]
     assert n > 100
     header = out.stdout.splitlines()[1]
     assert [c for c in cols if c not in header] == []
@@ -244,13 +264,24 @@ def test_sql_ctrl_c_stops_the_query(converted_cufcm):
     tmp = converted_cufcm
     env = dict(os.environ, NSYS_WORKSPACE_ROOT=str(tmp / "ws"))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "nsys_duck.cli", "sql", "cufcm_memset", "-c",
-         "SELECT sum(hash(a)) FROM range(100000000000) t(a)"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "nsys_duck.cli",
+            "sql",
+            "cufcm_memset",
+            "-c",
+            "SELECT sum(hash(a)) FROM range(100000000000) t(a)",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(3)
     t0 = time.monotonic()
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    _out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     assert time.monotonic() - t0 < 10
     assert err.strip() == "nsys-duck: interrupted"
@@ -260,15 +291,26 @@ def test_sql_prompt_is_the_duckdb_cli(converted_cufcm, tmp_path):
     tmp = converted_cufcm
     env = dict(os.environ, NSYS_WORKSPACE_ROOT=str(tmp / "ws"), TMPDIR=str(tmp_path))
     stdin = "SELECT count(*) AS kernels FROM stg_kernels;\n.mode csv\nSELECT 41 + 1;\n"
-    out = subprocess.run([sys.executable, "-m", "nsys_duck.cli", "sql", "cufcm_memset"],
-                         input=stdin, env=env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "nsys_duck.cli", "sql", "cufcm_memset"],
+        input=stdin,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert f"{kernels_in(CUFCM)}" in out.stdout and "42" in out.stdout
     assert "DuckDB CLI on" in out.stderr
     # an export folder never converted: built into a temporary database, removed after
-    other = subprocess.run([sys.executable, "-m", "nsys_duck.cli", "sql", str(RODINIA)],
-                           input="SELECT count(*) FROM stg_kernels;\n", env=env,
-                           capture_output=True, text=True, timeout=300)
+    other = subprocess.run(
+        [sys.executable, "-m", "nsys_duck.cli", "sql", str(RODINIA)],
+        input="SELECT count(*) FROM stg_kernels;\n",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert other.returncode == 0, other.stderr
     assert f"{kernels_in(RODINIA)}" in other.stdout
     assert list(tmp_path.iterdir()) == []
@@ -284,6 +326,7 @@ def test_sql_errors_are_one_sentence(converted_cufcm):
 
 # --- 5. sql-files --copy keeps edits -------------------------------------------
 
+
 def test_sql_files_copy_refuses_a_folder_with_edits(tmp_path):
     dest = tmp_path / "mysql"
     assert run_cli(tmp_path, "sql-files", "--copy", dest).returncode == 0
@@ -298,25 +341,30 @@ def test_sql_files_copy_refuses_a_folder_with_edits(tmp_path):
 
 # --- 10. Ctrl-C in validate ------------------------------------------------------
 
+
 def test_validate_ctrl_c_exits_130(tmp_path):
     """A trace big enough to take seconds (3M slices, written by DuckDB)."""
     trace = tmp_path / "big.perfetto.json.gz"
     duckdb.sql(f"""COPY (SELECT 'X' AS ph, 'k' AS name, 'kernel' AS cat, 1 AS pid,
                        1 AS tid, range * 2.0 AS ts, 1.0 AS dur FROM range(3000000))
                  TO '{trace}' (FORMAT json, ARRAY true, COMPRESSION gzip)""")
-    proc = subprocess.Popen([sys.executable, "-m", "nsys_duck.cli", "validate", trace],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nsys_duck.cli", "validate", trace],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(3)
     assert proc.poll() is None, "validate finished before Ctrl-C"
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and err.strip() == "nsys-duck: interrupted"
 
 
 # --- found by a newcomer's review (each failed before the fix) -------------------
 
-ALPA = REPORTS / "alpa_dev1_2_memcpy" / "parquet"     # has OSRT_API, not drawn
+ALPA = REPORTS / "alpa_dev1_2_memcpy" / "parquet"  # has OSRT_API, not drawn
 
 
 def test_a_report_path_never_finds_another_reports_workspace(tmp_path):
@@ -329,12 +377,20 @@ def test_a_report_path_never_finds_another_reports_workspace(tmp_path):
     assert_fails(run_cli(tmp_path, "validate", b), "holds another report", status=2)
     assert_fails(run_cli(tmp_path, "open", "--no-browser", b), "holds another report")
     # the report's own workspace folder, and the same content elsewhere, work
-    own = run_cli(tmp_path, "sql", tmp_path / "bws", "-c",
-                  "SELECT count(*) AS n FROM stg_kernels", "--format", "csv")
+    own = run_cli(
+        tmp_path,
+        "sql",
+        tmp_path / "bws",
+        "-c",
+        "SELECT count(*) AS n FROM stg_kernels",
+        "--format",
+        "csv",
+    )
     assert own.stdout.splitlines() == ["n", str(kernels_in(CUFCM))]
     same = export_copy(RODINIA, tmp_path / "c" / "report1")
-    ok = run_cli(tmp_path, "sql", same, "-c", "SELECT count(*) AS n FROM stg_kernels",
-                 "--format", "csv")
+    ok = run_cli(
+        tmp_path, "sql", same, "-c", "SELECT count(*) AS n FROM stg_kernels", "--format", "csv"
+    )
     assert ok.stdout.splitlines() == ["n", str(kernels_in(RODINIA))]
 
 
@@ -342,38 +398,49 @@ def test_sql_output_keeps_its_place_and_pipes_close_quietly(converted_cufcm):
     tmp = converted_cufcm
     env = dict(os.environ, NSYS_WORKSPACE_ROOT=str(tmp / "ws"))
     nd = f"{sys.executable} -m nsys_duck.cli"
-    script = (f'echo previous > acc.csv; {nd} sql cufcm_memset -c "SELECT 42 AS x" '
-              f'--format csv >> acc.csv; {{ echo BEFORE; {nd} sql cufcm_memset -c '
-              f'"SELECT 42 AS x" --format json; echo AFTER; }} > g.txt; '
-              f'{nd} sql cufcm_memset -c "SELECT * FROM trace_slices" | head -1 > /dev/null; '
-              'echo "table ${PIPESTATUS[0]}"; '
-              f'{nd} sql cufcm_memset -c "SELECT * FROM trace_slices" --format csv | head -1 '
-              '> /dev/null; echo "csv ${PIPESTATUS[0]}"')
-    out = subprocess.run(["bash", "-c", script], cwd=tmp, env=env, capture_output=True,
-                         text=True, timeout=300)
+    script = (
+        f'echo previous > acc.csv; {nd} sql cufcm_memset -c "SELECT 42 AS x" '
+        f"--format csv >> acc.csv; {{ echo BEFORE; {nd} sql cufcm_memset -c "
+        f'"SELECT 42 AS x" --format json; echo AFTER; }} > g.txt; '
+        f'{nd} sql cufcm_memset -c "SELECT * FROM trace_slices" | head -1 > /dev/null; '
+        'echo "table ${PIPESTATUS[0]}"; '
+        f'{nd} sql cufcm_memset -c "SELECT * FROM trace_slices" --format csv | head -1 '
+        '> /dev/null; echo "csv ${PIPESTATUS[0]}"'
+    )
+    out = subprocess.run(
+        ["bash", "-c", script], cwd=tmp, env=env, capture_output=True, text=True, timeout=300
+    )
     assert (tmp / "acc.csv").read_text() == "previous\nx\n42\n"
     text = (tmp / "g.txt").read_text()
     assert text.startswith("BEFORE\n") and text.endswith("AFTER\n")
-    assert json.loads(text[len("BEFORE\n"):-len("AFTER\n")]) == [{"x": 42}]
+    assert json.loads(text[len("BEFORE\n") : -len("AFTER\n")]) == [{"x": 42}]
     assert "table 0" in out.stdout and "csv 0" in out.stdout, out.stdout
     assert out.stderr == "", out.stderr
-    several = run_cli(tmp, "sql", "cufcm_memset", "-c",
-                      "SELECT 1; SELECT 2 AS two", "--format", "csv")
+    several = run_cli(
+        tmp, "sql", "cufcm_memset", "-c", "SELECT 1; SELECT 2 AS two", "--format", "csv"
+    )
     assert several.returncode == 0 and several.stdout == "two\n2\n", several.stderr
 
 
-def test_no_database_run_removes_the_old_database_and_sql_rebuilds_with_its_options(
-        tmp_path):
+def test_no_database_run_removes_the_old_database_and_sql_rebuilds_with_its_options(tmp_path):
     keras = REPORTS / "keras_darknet53_nvtx_startend" / "parquet"
     assert run_cli(tmp_path, "convert", keras).returncode == 0
     ws = tmp_path / "ws" / "keras_darknet53_nvtx_startend"
     out = run_cli(tmp_path, "convert", "--no-database", "--nvtx-scope", "process", keras)
     assert out.returncode == 0, out.stderr
     assert not (ws / f"{ws.name}.duckdb").exists()
-    owned = duckdb.sql(f"SELECT count(*) FROM '{ws}/{ws.name}.perfetto.parquet' "
-                       "WHERE len(nvtx_ids) > 0").fetchall()[0][0]
-    got = run_cli(tmp_path, "sql", ws.name, "-c", "SELECT count(*) AS n FROM trace_slices "
-                  "WHERE len(nvtx_ids) > 0", "--format", "csv")
+    owned = duckdb.sql(
+        f"SELECT count(*) FROM '{ws}/{ws.name}.perfetto.parquet' WHERE len(nvtx_ids) > 0"
+    ).fetchall()[0][0]
+    got = run_cli(
+        tmp_path,
+        "sql",
+        ws.name,
+        "-c",
+        "SELECT count(*) AS n FROM trace_slices WHERE len(nvtx_ids) > 0",
+        "--format",
+        "csv",
+    )
     assert got.stdout.splitlines() == ["n", str(owned)], got.stderr
 
 
@@ -398,8 +465,12 @@ def test_replacing_a_workspace_leaves_no_old_output(tmp_path):
     assert "another file with the same name" not in assert_fails(refused, "different report")
     assert run_cli(tmp_path, "convert", "-o", other, "--force", a).returncode == 0
     assert sorted(p.name for p in other.glob("*.*") if not p.name.startswith(".")) == [
-        "nsys-duck.json", "report1.duckdb", "report1.kernel_dependencies.parquet",
-        "report1.perfetto.json.gz", "report1.perfetto.parquet"]
+        "nsys-duck.json",
+        "report1.duckdb",
+        "report1.kernel_dependencies.parquet",
+        "report1.perfetto.json.gz",
+        "report1.perfetto.parquet",
+    ]
 
 
 def test_sql_dir_table_macro_keeps_its_export_table(tmp_path):
@@ -408,7 +479,8 @@ def test_sql_dir_table_macro_keeps_its_export_table(tmp_path):
     (extra / "40_trace" / "90_my_osrt.sql").write_text(
         "-- my_osrt: OS runtime calls, through a table macro.\n"
         "CREATE OR REPLACE MACRO osrt_rows() AS TABLE SELECT * FROM nsys.OSRT_API;\n"
-        "CREATE OR REPLACE VIEW my_osrt AS SELECT count(*) AS n FROM osrt_rows();\n")
+        "CREATE OR REPLACE VIEW my_osrt AS SELECT count(*) AS n FROM osrt_rows();\n"
+    )
     out = run_cli(tmp_path, "convert", "--sql-dir", extra, ALPA)
     assert out.returncode == 0, out.stderr
     ws = tmp_path / "ws" / "alpa_dev1_2_memcpy"
@@ -421,27 +493,40 @@ def test_sql_dir_table_macro_keeps_its_export_table(tmp_path):
 def test_one_sentence_for_a_bad_database_a_locked_one_and_bad_folders(tmp_path):
     assert run_cli(tmp_path, "convert", CUFCM).returncode == 0
     db = tmp_path / "ws" / "cufcm_memset" / "cufcm_memset.duckdb"
-    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys, time; "
-                               "c = duckdb.connect(sys.argv[1]); print('open', flush=True); "
-                               "time.sleep(60)", str(db)], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys, time; "
+            "c = duckdb.connect(sys.argv[1]); print('open', flush=True); "
+            "time.sleep(60)",
+            str(db),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "open"
-        assert_fails(run_cli(tmp_path, "sql", "cufcm_memset", "-c", "SELECT 1"),
-                     "is open for writing in another program")
+        assert_fails(
+            run_cli(tmp_path, "sql", "cufcm_memset", "-c", "SELECT 1"),
+            "is open for writing in another program",
+        )
     finally:
         holder.kill()
         holder.wait()
     db.write_bytes(b"junk" * 100)
     for command in (["sql", "cufcm_memset", "-c", "SELECT 1"], ["views", "cufcm_memset"]):
         assert_fails(run_cli(tmp_path, *command), "cannot open cufcm_memset.duckdb")
-    assert_fails(run_cli(tmp_path, "sql-files", "--copy", "/proc/nsys-duck-sql"),
-                 "cannot write there")
+    assert_fails(
+        run_cli(tmp_path, "sql-files", "--copy", "/proc/nsys-duck-sql"), "cannot write there"
+    )
     typo = run_cli(tmp_path, "convert", "--sql-dir", tmp_path / "typo", CUFCM)
     assert typo.returncode == 2 and "does not exist" in typo.stderr
 
 
 def test_a_symlink_names_the_workspace(tmp_path):
     from paths import NEWER
+
     src = next(NEWER.rglob("testcuda_streams_events_2026_1.sqlite"))
     link = tmp_path / "mymodel.sqlite"
     link.symlink_to(src)
@@ -452,11 +537,22 @@ def test_sigterm_during_sql_leaves_no_temporary(converted_cufcm, tmp_path):
     tmp = converted_cufcm
     env = dict(os.environ, NSYS_WORKSPACE_ROOT=str(tmp / "ws"), TMPDIR=str(tmp_path))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "nsys_duck.cli", "sql", "cufcm_memset", "-c",
-         "SELECT sum(hash(a)) FROM range(100000000000) t(a)"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "nsys_duck.cli",
+            "sql",
+            "cufcm_memset",
+            "-c",
+            "SELECT sum(hash(a)) FROM range(100000000000) t(a)",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(3)
     proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=30)
+    _out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     assert list(tmp_path.iterdir()) == []
