@@ -35,7 +35,7 @@ SELECT * FROM (VALUES
     (12, 'Unified Device-to-Host', 'pcie', 'memcpy D2H', 11, TRUE),
     (13, 'Unified Device-to-Device', 'd2d', 'memcpy D2D/peer', 12, TRUE),
     (NULL, 'Unknown', 'none', 'memcpy other', 13, FALSE)
-) AS t(copy_kind, label, projection, summary_bucket, summary_ord, is_unified);
+) AS t (copy_kind, label, projection, summary_bucket, summary_ord, is_unified);
 
 COMMENT ON TABLE copy_kinds IS 'Domain table: per CUPTI copyKind, its label (when the export has no ENUM_CUDA_MEMCPY_OPER), the device track its copy is projected on, its trace_summary line and whether it is unified memory. The row with copy_kind NULL stands for NULL and unlisted codes. Edit a row to change the rule everywhere.';
 COMMENT ON COLUMN copy_kinds.copy_kind IS 'CUPTI_ACTIVITY_KIND_MEMCPY.copyKind (CUpti_ActivityMemcpyKind); NULL: the row for a NULL or unlisted code.';

@@ -26,7 +26,7 @@ SELECT * FROM (VALUES
     ('sync', 's', 'cuda_sync'),
     ('sync', 's', 'cuda_api'),
     ('sync', 'f', 'gpu_sync')
-) AS t(flow_cat, flow_end, slice_cat);
+) AS t (flow_cat, flow_end, slice_cat);
 
 COMMENT ON TABLE flow_kinds IS 'Domain table: which kinds of slice (JSON cat) each kind of flow starts (flow_end s) and ends (flow_end f) in. Edit a row to change the rule in int_flows and the check_* views.';
 COMMENT ON COLUMN flow_kinds.flow_cat IS 'The flow''s JSON cat and name: launch, launch_core, copy, copy_pcie or sync.';

@@ -13,7 +13,7 @@ SELECT * FROM (VALUES
     ('sync', 'sync flows', 9),
     ('copy', 'stream copy flows', 15),
     ('copy_pcie', 'PCIe copy flows', 16)
-) AS t(flow_cat, metric, summary_ord);
+) AS t (flow_cat, metric, summary_ord);
 
 COMMENT ON TABLE flow_summary_metrics IS 'Domain table: per flow cat, the trace_summary metric counting its drawn flows and that line''s position.';
 COMMENT ON COLUMN flow_summary_metrics.flow_cat IS 'flow_kinds.flow_cat (the JSON cat of the flow).';

@@ -23,7 +23,7 @@ SELECT * FROM (VALUES
     ('memset', 'memset', FALSE, 'stream'),
     ('gpu_sync', 'gpu_sync', FALSE, 'cuda_sync'),
     ('cuda_event', 'cuda_event', FALSE, 'stream')
-) AS t(slice_cat, op_cat, is_projection, track_class);
+) AS t (slice_cat, op_cat, is_projection, track_class);
 
 COMMENT ON TABLE gpu_activity_kinds IS 'Domain table: every GPU slice cat, the GPU operation it draws and the class of track it lies on (is_projection: the device-level copy of the operation).';
 COMMENT ON COLUMN gpu_activity_kinds.slice_cat IS 'The slice''s JSON cat (trace_slices.cat).';

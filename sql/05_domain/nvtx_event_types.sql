@@ -21,7 +21,7 @@ SELECT * FROM (VALUES
     (70, 'NvtxtPushPopRange', 'range', 'push_pop'),
     (71, 'NvtxtStartEndRange', 'range', 'start_end'),
     (75, 'NvtxDomainCreate', 'domain', NULL)
-) AS t(event_type, event_name, role, range_kind);
+) AS t (event_type, event_name, role, range_kind);
 
 COMMENT ON TABLE nvtx_event_types IS 'Domain table: the NVTX_EVENTS.eventType codes the stages read and what a row of each is (range, mark, category, thread name, domain).';
 COMMENT ON COLUMN nvtx_event_types.event_type IS 'NVTX_EVENTS.eventType (ENUM_NSYS_EVENT_TYPE.id).';

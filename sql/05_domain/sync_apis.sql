@@ -14,7 +14,7 @@ SELECT * FROM (VALUES
     ('cudaStreamSynchronize', 'stream'),
     ('cuCtxSynchronize', 'device'),
     ('cuStreamSynchronize', 'stream')
-) AS t(api_name, sync_scope);
+) AS t (api_name, sync_scope);
 
 COMMENT ON TABLE sync_apis IS 'Domain table: CUDA runtime/driver synchronization calls drawn as cuda_sync even without GPU work (add a row to keep another call).';
 COMMENT ON COLUMN sync_apis.api_name IS 'API base name (without _v#### and _ptsz/_ptds), as stg_runtime_calls.api_base.';

@@ -14,7 +14,7 @@ SELECT * FROM (VALUES
     (2, TRUE, TRUE, 'Stream wait sync'),
     (3, TRUE, FALSE, 'Stream sync'),
     (4, FALSE, FALSE, 'Context sync')
-) AS t(sync_type, has_stream, has_event, sync_name);
+) AS t (sync_type, has_stream, has_event, sync_name);
 
 COMMENT ON TABLE sync_types IS 'Domain table: the CUPTI synchronization kinds, told apart by which of stream and event id the record has, and the name drawn for each.';
 COMMENT ON COLUMN sync_types.sync_type IS 'CUpti_ActivitySynchronizationType: 1 event, 2 stream wait event, 3 stream, 4 context synchronize.';

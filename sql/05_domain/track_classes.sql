@@ -26,7 +26,7 @@ SELECT * FROM (VALUES
     ('nvtx_kernel', 6, 1, 'NVTX Kernel', 'nest'),
     ('nvtx_thread', 6, 2, 'NVTX Thread', NULL),
     ('cuda_api', 6, 3, 'CUDA API', 'disjoint')
-) AS t(track_class, class_order, thread_kind, track_name, lane_rule);
+) AS t (track_class, class_order, thread_kind, track_name, lane_rule);
 
 COMMENT ON TABLE track_classes IS 'Domain table: the kinds of track under a device, their order, name (or name prefix) and lane rule. Rename a track or change its rule here.';
 COMMENT ON COLUMN track_classes.track_class IS 'Key used by the stages and by copy_kinds.projection.';

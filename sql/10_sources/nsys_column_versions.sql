@@ -20,7 +20,7 @@ SELECT * FROM (VALUES
     ('CUPTI_ACTIVITY_KIND_SYNCHRONIZATION', 'eventSyncId', '3.17.1'),
     ('CUPTI_ACTIVITY_KIND_CUDA_EVENT', 'timestamp', '3.23.3'),
     ('CUPTI_ACTIVITY_KIND_CUDA_EVENT', 'eventSyncId', '3.23.3')
-) AS t(table_name, column_name, since_schema);
+) AS t (table_name, column_name, since_schema);
 
 COMMENT ON TABLE nsys_column_versions IS 'The export schema version that added each column of the stand-in DDL (nsys_tables.sql) that older exports lack.';
 COMMENT ON COLUMN nsys_column_versions.table_name IS 'Nsight table name.';

@@ -92,7 +92,7 @@ SELECT
     checked_schema_minor,
     CASE
         WHEN schema_version IS NOT NULL
-            AND schema_major IS DISTINCT FROM read_schema_major
+            AND (schema_major IS DISTINCT FROM read_schema_major)
             THEN error('refuse: the export has schema version ' || schema_version
                 || ' (made by Nsight Systems ' || coalesce(nsys_version, '?')
                 || '); nsys-duck reads export schema '

@@ -17,7 +17,7 @@
 -- are not listed); row_count is exact (count(*), metadata only for Parquet).
 
 CREATE OR REPLACE TABLE stg_export_tables AS
-WITH counts(table_name, row_count) AS (
+WITH counts (table_name, row_count) AS (
 {%- for table in export_tables %}
     {% if not loop.first %}UNION ALL {% endif -%}
     SELECT '{{ table | replace("'", "''") }}', count(*)
@@ -27,14 +27,14 @@ WITH counts(table_name, row_count) AS (
     SELECT NULL::VARCHAR, NULL::BIGINT WHERE FALSE
 {%- endif %}
 ),
-drawn(table_name) AS (
+drawn (table_name) AS (
     VALUES ('CUPTI_ACTIVITY_KIND_KERNEL'), ('CUPTI_ACTIVITY_KIND_MEMCPY'),
         ('CUPTI_ACTIVITY_KIND_MEMSET'), ('CUPTI_ACTIVITY_KIND_RUNTIME'),
         ('CUPTI_ACTIVITY_KIND_GRAPH_TRACE'),
         ('CUPTI_ACTIVITY_KIND_SYNCHRONIZATION'),
         ('CUPTI_ACTIVITY_KIND_CUDA_EVENT'), ('NVTX_EVENTS')
 ),
-lookup_patterns(pattern) AS (
+lookup_patterns (pattern) AS (
     VALUES ('StringIds'), ('ThreadNames'), ('PROCESSES'), ('ProcessStreams'),
         ('ENUM\_%'),
         ('TARGET\_INFO\_%'), ('META\_DATA\_%'), ('EXPORT\_META\_DATA'),

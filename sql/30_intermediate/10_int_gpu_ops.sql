@@ -68,8 +68,7 @@ FROM (
     -- any (a map lookup, not a join: op_id numbers the rows in scan order)
     SELECT *,
         (SELECT map(list(op_cat || '/' || track_class), list(g))
-            FROM gpu_activity_kinds AS g WHERE is_projection)
-            [cat || '/' || coalesce(projection,
+            FROM gpu_activity_kinds AS g WHERE is_projection)[cat || '/' || coalesce(projection,
                 -- kernels and graph executions: the one projection of
                 -- their op_cat (memcpys: the copy_kinds projection)
                 (SELECT map(list(op_cat), list(track_class)) FROM (

@@ -29,12 +29,12 @@ WITH calls AS (
     SELECT
         call.*,
         -- a semi join: does any GPU operation carry this call's key?
-        EXISTS (
+        EXISTS (  -- noqa: LT01
             SELECT 1 FROM int_gpu_ops AS op
             WHERE op.proc_key = call.proc_key
                 AND op.correlation_id = call.correlation_id
         ) AS launched_gpu_work,
-        EXISTS (
+        EXISTS (  -- noqa: LT01
             SELECT 1 FROM stg_gpu_syncs AS sync
             WHERE sync.proc_key = call.proc_key
                 AND sync.correlation_id = call.correlation_id

@@ -364,8 +364,8 @@ classed AS (
         END AS lane_rule
     FROM (
         SELECT *,
-            (SELECT map(list(track_class), list(tc)) FROM track_classes AS tc)
-                [track_class] AS cls
+            (SELECT map(list(track_class), list(tc)) FROM track_classes AS tc)[
+                track_class] AS cls
         FROM all_slices
     )
 )

@@ -23,7 +23,7 @@ WITH tracks AS (
         any_value(key3) AS key3,
         any_value(track_base_name) AS track_base_name,
         -- a track_key must stand for one identity (64-bit hash collision)
-        count(DISTINCT (home_id, class_order, proc_key, key1, key2, key3))
+        count(DISTINCT (home_id, class_order, proc_key, key1, key2, key3))  -- noqa: LT01
             AS identities
     FROM int_slices_placed
     GROUP BY track_key, lane, level

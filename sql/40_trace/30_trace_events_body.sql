@@ -102,7 +102,7 @@ SELECT '{"ph":"' || side.ph || '","cat":"' || f.flow_cat
         AS VARCHAR)
     || CASE side.ph WHEN 'f' THEN ',"bp":"e"}' ELSE '}' END
 FROM int_flows AS f
-CROSS JOIN (VALUES ('s'), ('f')) AS side(ph)
+CROSS JOIN (VALUES ('s'), ('f')) AS side (ph)
 CROSS JOIN base
 WHERE f.is_placeable;
 

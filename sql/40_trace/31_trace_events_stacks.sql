@@ -52,7 +52,7 @@ SELECT
             THEN ',"args":' || coalesce(s.args_json, '{}') || '}'
             ELSE '}' END
 FROM int_slices_on_tracks AS s
-CROSS JOIN (VALUES ('b'), ('e')) AS side(ph)
+CROSS JOIN (VALUES ('b'), ('e')) AS side (ph)
 CROSS JOIN base
 WHERE s.ph = 'b';
 

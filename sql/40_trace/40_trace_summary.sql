@@ -64,7 +64,7 @@ SELECT ord, metric, CAST(value AS BIGINT) AS value FROM (VALUES
     (23, 'GPU ops owned by an NVTX range', (SELECT count(*)
         FROM int_nvtx_op_paths)),
     (24, 'slices', (SELECT count(*) FROM int_slices))
-) AS t(ord, metric, value)
+) AS t (ord, metric, value)
 UNION ALL
 -- flow lines: one per flow_summary_metrics row, in its place
 SELECT m.summary_ord, m.metric, CAST(count(f.flow_cat) AS BIGINT)
@@ -103,7 +103,7 @@ SELECT ord, metric, CAST(value AS BIGINT) FROM (VALUES
             FROM int_runtime_calls)),
     (108, 'of the memcpy rows: unified-memory migrations',
         (SELECT count(*) FROM int_gpu_ops WHERE is_unified_migration))
-) AS optional(ord, metric, value)
+) AS optional (ord, metric, value)
 WHERE value <> 0
 UNION ALL
 SELECT 200 + row_number() OVER (ORDER BY source_table, reason),
