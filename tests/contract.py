@@ -2,15 +2,20 @@
 
 They read the parsed JSON events and the aligned Parquet table; each returns
 a list of problems (empty = the rule holds), so a failing test shows examples.
+The structural rules run the validator's check_* views (sql/50_checks/).
 """
 
 from __future__ import annotations
 
-import bisect
+import json
 from collections import defaultdict
 from decimal import Decimal
 
+import duckdb
+import pyarrow as pa
 import pyarrow.parquet as pq
+
+from nsys_duck import pipeline, validate
 
 
 def ns(us) -> int:
@@ -24,133 +29,147 @@ def slices_table(path) -> list[dict]:
     return pq.read_table(path).to_pylist()
 
 
-def partial_overlaps(slices: list[dict]) -> list[str]:
-    """Pairs of slices on one (pid, tid) that overlap without nesting.
+# The rules themselves live in the validator's check_* views (sql/50_checks/);
+# these helpers run them over events and slices held in Python.
 
-    Half-open intervals [start, end); equal intervals count as nested. Sorting
-    by (start, -end), each slice must end inside the innermost open slice.
-    """
+_CHK_COLUMNS = {
+    "seq": pa.int64(),
+    "ph": pa.string(),
+    "cat": pa.string(),
+    "name": pa.string(),
+    "pid": pa.int64(),
+    "tid": pa.int64(),
+    "ts_ns": pa.int64(),
+    "dur_ns": pa.int64(),
+    "id": pa.string(),
+    "bp": pa.string(),
+    "scope": pa.string(),
+    "meta_name": pa.string(),
+    "meta_sort_index": pa.int64(),
+    "epoch_ns": pa.int64(),
+    "problem": pa.string(),
+}
+
+
+def _int(v):
+    return v if type(v) is int and -(2**63) <= v < 2**63 else None
+
+
+def _chk_row(seq: int, e: dict) -> dict:
+    """One parsed JSON event as a chk_events row (the file validator's
+    reading of it, sql/validate/chk_events.sql)."""
+    ph, args = e.get("ph"), e.get("args") if isinstance(e.get("args"), dict) else {}
+    problems = [
+        f"{k} {e[k]!r} is not an integer in 1..2^31-1"
+        for k in ("pid", "tid")
+        if k in e and _int(e[k]) is None
+    ]
+    row = {
+        "seq": seq,
+        "ph": ph if isinstance(ph, str) else None,
+        "cat": e.get("cat"),
+        "name": e.get("name"),
+        "pid": _int(e.get("pid")),
+        "tid": _int(e.get("tid")),
+        "ts_ns": ns(e["ts"]) if "ts" in e else None,
+        "dur_ns": ns(e["dur"]) if "dur" in e else None,
+        "bp": e.get("bp") if ph == "f" else None,
+        "scope": e.get("s"),
+        "problem": "; ".join(problems) or None,
+    }
+    if ph in ("s", "f"):
+        row["id"] = json.dumps(e["id"]) if "id" in e else None
+    elif ph in ("b", "e", "n"):
+        id2 = e.get("id2") if isinstance(e.get("id2"), dict) else {}
+        aid = id2.get("local", id2.get("global", e.get("id")))
+        row["id"] = json.dumps(aid) if aid is not None else None
+    if ph == "M":
+        row["meta_name"] = args.get("name") if isinstance(args.get("name"), str) else None
+        row["meta_sort_index"] = _int(args.get("sort_index"))
+        row["epoch_ns"] = _int(args.get("epoch_ns"))
+    return row
+
+
+def run_checks(rows: list[dict], views: tuple[str, ...]) -> list[str]:
+    """Messages of the check views ``views`` over ``rows`` (chk_events rows),
+    at most 10, ordered by seq; empty when the rules hold."""
+    con = duckdb.connect()
+    table = pa.table({c: pa.array([r.get(c) for r in rows], t) for c, t in _CHK_COLUMNS.items()})
+    con.register("chk_rows", table)
+    con.execute("CREATE TABLE chk_events AS FROM chk_rows")
+    pipeline.run_pipeline(
+        con,
+        pipeline.sql_files(folders=validate.BASE_FOLDERS + validate.CHECK_FOLDERS),
+        pipeline.Context(columns={}),
+    )
     problems = []
-    by_track = defaultdict(list)
-    for s in slices:
-        by_track[(s["pid"], s["tid"])].append((s["start_ns"], -s["end_ns"], s))
-    for key, items in by_track.items():
-        items.sort(key=lambda x: (x[0], x[1]))
-        stack: list[dict] = []
-        for start, _, s in items:
-            while stack and stack[-1]["end_ns"] <= start and not (
-                    stack[-1]["end_ns"] == start == stack[-1]["start_ns"]):
-                stack.pop()
-            if stack and s["end_ns"] > stack[-1]["end_ns"]:
-                problems.append(f"{key}: {stack[-1]['name']} [{stack[-1]['start_ns']},"
-                                f"{stack[-1]['end_ns']}) vs {s['name']} "
-                                f"[{s['start_ns']},{s['end_ns']})")
-            stack.append(s)
-    return problems
+    for view in views:
+        problems += [
+            m
+            for (m,) in con.execute(
+                f"SELECT message FROM {view} ORDER BY seq NULLS FIRST, message LIMIT 10"
+            ).fetchall()
+        ]
+    con.close()
+    return problems[:10]
+
+
+def _events_rows(events: list[dict]) -> list[dict]:
+    return [_chk_row(i, e) for i, e in enumerate(events)]
+
+
+def partial_overlaps(slices: list[dict]) -> list[str]:
+    """Pairs of slices on one (pid, tid) that overlap without nesting
+    (check_overlap over the slices as X events; half-open intervals, equal
+    intervals nest)."""
+    rows = [
+        {
+            "seq": i,
+            "ph": "X",
+            "cat": s.get("cat"),
+            "name": s.get("name"),
+            "pid": s["pid"],
+            "tid": s["tid"],
+            "ts_ns": s["start_ns"],
+            "dur_ns": s["end_ns"] - s["start_ns"],
+        }
+        for i, s in enumerate(slices)
+    ]
+    return run_checks(rows, ("check_overlap",))
 
 
 def unnamed_tracks(events: list[dict]) -> list[str]:
-    """(pid, tid) and pids used by events without name/sort metadata."""
-    named_threads = {(e["pid"], e["tid"]) for e in events
-                     if e["ph"] == "M" and e["name"] == "thread_name" and e["args"]["name"]}
-    sorted_threads = {(e["pid"], e["tid"]) for e in events
-                      if e["ph"] == "M" and e["name"] == "thread_sort_index"}
-    named_procs = {e["pid"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
-    problems = []
-    for e in events:
-        if e["ph"] == "M":
-            continue
-        if e["pid"] not in named_procs:
-            problems.append(f"process {e['pid']} unnamed")
-        if "tid" in e and ((e["pid"], e["tid"]) not in named_threads
-                           or (e["pid"], e["tid"]) not in sorted_threads):
-            problems.append(f"track {(e['pid'], e['tid'])} unnamed or unsorted")
-    return sorted(set(problems))[:10]
+    """Processes and (pid, tid) tracks used by events without name/sort
+    metadata (check_track_named)."""
+    return run_checks(_events_rows(events), ("check_track_named",))
 
 
 def bad_ids(events: list[dict]) -> list[str]:
-    return [str(e)[:200] for e in events
-            if not (isinstance(e.get("pid"), int) and 1 <= e["pid"] < 2**31)
-            or ("tid" in e and not (isinstance(e["tid"], int) and 1 <= e["tid"] < 2**31))][:10]
+    """Events whose pid/tid are not integers in 1..2^31-1, or missing where
+    needed (check_pid_tid)."""
+    return run_checks(_events_rows(events), ("check_pid_tid",))
 
 
-def flow_problems(events: list[dict], slices: list[dict], base_ns: int) -> list[str]:
-    """Flows: one s and one f per id, same cat/name, bp e, inside the right slices.
-
-    The slices holding a flow end are found in O(depth) per end: on each
-    track (where slices nest, partial_overlaps checks that) every slice gets
-    its parent once, and the holders of time t are the last slice starting
-    at or before t, or its nearest ancestor holding t, and that one's
-    ancestors (a scan of all earlier slices per end cost minutes on big
-    tracks).
-    """
-    def holds(s, t):
-        return s["start_ns"] <= t < s["end_ns"] or s["start_ns"] == t == s["end_ns"]
-
-    tracks = {}
-    by_track = defaultdict(list)
-    for s in slices:
-        by_track[(s["pid"], s["tid"])].append(s)
-    for key, items in by_track.items():
-        items.sort(key=lambda s: (s["start_ns"], -s["end_ns"]))
-        parent, stack = [], []
-        for i, s in enumerate(items):
-            while stack and not (items[stack[-1]]["start_ns"] <= s["start_ns"]
-                                 and s["end_ns"] <= items[stack[-1]]["end_ns"]):
-                stack.pop()
-            parent.append(stack[-1] if stack else None)
-            stack.append(i)
-        tracks[key] = (items, [s["start_ns"] for s in items], parent)
-
-    def enclosing(pid, tid, t):
-        items, starts, parent = tracks.get((pid, tid), ([], [], []))
-        j = bisect.bisect_right(starts, t) - 1
-        found = []
-        while j is not None and j >= 0:
-            if holds(items[j], t):
-                found.append(items[j])
-            j = parent[j]
-        return found
-
-    want_target = {"launch": {"kernel", "cuda_graph"},
-                   "launch_core": {"kernel_core", "cuda_graph_core"},
-                   "copy": {"memcpy", "memset"}, "copy_pcie": {"memcpy_pcie"},
-                   "sync": {"gpu_sync"}}
-    want_source = {"sync": {"cuda_sync", "cuda_api"}}
-    ends = defaultdict(list)
-    for e in events:
-        if e["ph"] in ("s", "f"):
-            ends[e["id"]].append(e)
-    problems = []
-    for fid, pair in ends.items():
-        phs = sorted(e["ph"] for e in pair)
-        if phs != ["f", "s"]:
-            problems.append(f"flow {fid}: phases {phs}")
-            continue
-        s, f = (pair if pair[0]["ph"] == "s" else pair[::-1])
-        if s["cat"] != f["cat"] or s["name"] != f["name"] or f.get("bp") != "e":
-            problems.append(f"flow {fid}: cat/name/bp mismatch")
-        s_ns, f_ns = ns(s["ts"]) + base_ns, ns(f["ts"]) + base_ns
-        if s_ns > f_ns:
-            problems.append(f"flow {fid}: s after f")
-        src = enclosing(s["pid"], s["tid"], s_ns)
-        dst = enclosing(f["pid"], f["tid"], f_ns)
-        sources = want_source.get(s["cat"], {"cuda_api"})
-        if not any(x["cat"] in sources for x in src):
-            problems.append(f"flow {fid} ({s['cat']}): s not inside a {sources} slice")
-        if not any(x["cat"] in want_target.get(s["cat"], ()) for x in dst):
-            problems.append(f"flow {fid} ({s['cat']}): f not inside a {want_target.get(s['cat'])} slice")
-        for holders, t in ((src, s_ns), (dst, f_ns)):
-            if any(x["end_ns"] - x["start_ns"] > 1 and x["start_ns"] == t for x in holders):
-                problems.append(f"flow {fid}: endpoint at the start of a slice longer than 1 ns")
-    return problems[:10]
+def flow_problems(
+    events: list[dict], slices: list[dict] | None = None, base_ns: int = 0
+) -> list[str]:
+    """Flows: one s and one f per id, same cat/name, bp e, each end inside
+    the innermost X of its track and of the right kind (check_flow and
+    check_flow_kind over the JSON events; ``slices`` and ``base_ns`` are
+    kept for the callers and not needed)."""
+    return run_checks(_events_rows(events), ("check_flow", "check_flow_kind"))
 
 
 # Slice categories that are copies of another category's source event: the
 # Core/PCIe/D2D copies of a GPU operation, and NVTX ranges projected onto the
 # GPU. A source event keeps the category of its own row.
-_COPY_OF = {"kernel_core": "kernel", "cuda_graph_core": "cuda_graph",
-            "memcpy_pcie": "memcpy", "memcpy_d2d": "memcpy", "nvtx_kernel": "nvtx"}
+_COPY_OF = {
+    "kernel_core": "kernel",
+    "cuda_graph_core": "cuda_graph",
+    "memcpy_pcie": "memcpy",
+    "memcpy_d2d": "memcpy",
+    "nvtx_kernel": "nvtx",
+}
 
 
 def source_key(s: dict) -> tuple:
@@ -162,10 +181,27 @@ def source_key(s: dict) -> tuple:
     if kind == "nvtx":
         return ("nvtx", s["nvtx_id"])
     if kind in ("cuda_api", "cuda_sync"):
-        return (kind, s["os_pid"], s["os_tid"], s["correlation_id"], s["start_ns"],
-                s["end_ns"], s["name"])
-    return (kind, s["device_id"], s["context_id"], s["stream_id"], s["correlation_id"],
-            s["start_ns"], s["end_ns"], s["name"], s["copy_kind"], s["bytes"])
+        return (
+            kind,
+            s["os_pid"],
+            s["os_tid"],
+            s["correlation_id"],
+            s["start_ns"],
+            s["end_ns"],
+            s["name"],
+        )
+    return (
+        kind,
+        s["device_id"],
+        s["context_id"],
+        s["stream_id"],
+        s["correlation_id"],
+        s["start_ns"],
+        s["end_ns"],
+        s["name"],
+        s["copy_kind"],
+        s["bytes"],
+    )
 
 
 def primary_problems(slices: list[dict]) -> list[str]:
