@@ -17,13 +17,16 @@ each scaled input (the form it reads), with its default event types and
 faster. It writes no memcpy, memset, sync, flow or projected-copy events, so
 it writes fewer events than we do; its event count is printed for that reason.
 
+The timed conversion includes the contract checks (the ``check_*`` views
+``convert`` runs before writing); ``checks s`` is their share of ``wall s``
+(from ``--timings``), ``checks %`` that share in percent.
+
 Usage: python bench/bench.py [--scale 1m|5m] [--reports N] [--no-validate]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -34,13 +37,28 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("NSYS_DUCK_SHARED", REPO.parent / "shared"))
 REPORTS = SHARED / "data" / "reports"
-CACHE = Path(os.environ.get("NSYS_DUCK_BENCH_CACHE", Path.home() / ".cache" / "nsys-duck" / "bench"))
-EVENT_TABLES = ["CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
-                "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"]
-SEEDS = {"1m": {"pytorch_nvtx_profiling": 40, "abacus_many_kernels": 16,
-                "keras_darknet53_nvtx_startend": 32},
-         "5m": {"pytorch_nvtx_profiling": 200, "abacus_many_kernels": 80,
-                "keras_darknet53_nvtx_startend": 160}}
+CACHE = Path(
+    os.environ.get("NSYS_DUCK_BENCH_CACHE", Path.home() / ".cache" / "nsys-duck" / "bench")
+)
+EVENT_TABLES = [
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "CUPTI_ACTIVITY_KIND_MEMSET",
+    "CUPTI_ACTIVITY_KIND_RUNTIME",
+    "NVTX_EVENTS",
+]
+SEEDS = {
+    "1m": {
+        "pytorch_nvtx_profiling": 40,
+        "abacus_many_kernels": 16,
+        "keras_darknet53_nvtx_startend": 32,
+    },
+    "5m": {
+        "pytorch_nvtx_profiling": 200,
+        "abacus_many_kernels": 80,
+        "keras_darknet53_nvtx_startend": 160,
+    },
+}
 
 FLOOR_CODE = r"""
 import sys, duckdb, pyarrow.compute as pc, pyarrow as pa
@@ -85,6 +103,7 @@ def count_json_events(path: Path) -> int:
     """Events in nsys-chrome's output: it writes ``{"traceEvents":[`` then one
     event object per line. Counts the lines that open an object after the first."""
     from isal import igzip
+
     n = 0
     with igzip.open(path, "rb") as f:
         next(f, None)
@@ -95,6 +114,7 @@ def count_json_events(path: Path) -> int:
 
 def rows_in(folder: Path) -> int:
     import duckdb
+
     con = duckdb.connect()
     total = 0
     for t in EVENT_TABLES:
@@ -107,6 +127,7 @@ def rows_in(folder: Path) -> int:
 def nsys_path() -> str | None:
     sys.path.insert(0, str(REPO))
     from nsys_duck.nsys import find_nsys
+
     try:
         return str(find_nsys().path)
     except Exception:
@@ -121,23 +142,48 @@ def scaled_inputs(size: str) -> list[tuple[str, Path]]:
         return []
     out = []
     for seed, factor in SEEDS[size].items():
-        report = next((REPORTS / seed).glob("*.nsys-rep"), None) or next((REPORTS / seed).glob("*.qdrep"))
+        report = next((REPORTS / seed).glob("*.nsys-rep"), None) or next(
+            (REPORTS / seed).glob("*.qdrep")
+        )
         seed_dir = CACHE / "seeds" / seed
         sqlite = seed_dir / f"{seed}.sqlite"
         if not sqlite.exists():
             seed_dir.mkdir(parents=True, exist_ok=True)
-            subprocess.run([nsys, "export", "--type=sqlite", "--ts-normalize=true", "-f", "true",
-                            "-q", "true", "-o", str(sqlite), str(report)], check=True,
-                           stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [
+                    nsys,
+                    "export",
+                    "--type=sqlite",
+                    "--ts-normalize=true",
+                    "-f",
+                    "true",
+                    "-q",
+                    "true",
+                    "-o",
+                    str(sqlite),
+                    str(report),
+                ],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
         name = f"{seed}_x{factor}"
         target = CACHE / name / "parquet"
         if not (target / "StringIds.parquet").exists():
             target.parent.mkdir(parents=True, exist_ok=True)
             print(f"building {name} ...", flush=True)
-            subprocess.run([sys.executable, str(SHARED / "tools" / "scale_export.py"), str(sqlite),
-                            str(REPORTS / seed / "parquet"), str(factor),
-                            str(CACHE / name / f"{name}.sqlite"), str(target)], check=True,
-                           stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [
+                    sys.executable,
+                    str(SHARED / "tools" / "scale_export.py"),
+                    str(sqlite),
+                    str(REPORTS / seed / "parquet"),
+                    str(factor),
+                    str(CACHE / name / f"{name}.sqlite"),
+                    str(target),
+                ],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
         out.append((name, target))
     return out
 
@@ -161,21 +207,37 @@ def main(argv=None) -> int:
     exe = str(Path(sys.executable).with_name("nsys-duck"))
     nc = ncompass_binary()
     if nc is None:
-        print("note: ncompass is not installed (pip install -e '.[bench]'): no ours/ncompass column")
-    header = (f"{'input':34} {'rows in':>10} {'events':>10} {'wall s':>7} {'RSS MB':>7} "
-              f"{'rows/s':>10} {'events/s':>10} {'floor s':>7} {'ours/floor':>10}"
-              + (f" {'nc s':>7} {'nc RSS':>7} {'nc events':>10} {'ours/nc':>7}" if nc else ""))
+        print(
+            "note: ncompass is not installed (pip install -e '.[bench]'): no ours/ncompass column"
+        )
+    header = (
+        f"{'input':34} {'rows in':>10} {'events':>10} {'wall s':>7} {'RSS MB':>7} "
+        f"{'rows/s':>10} {'events/s':>10} {'floor s':>7} {'ours/floor':>10}"
+        f" {'checks s':>8} {'checks %':>8}"
+        + (f" {'nc s':>7} {'nc RSS':>7} {'nc events':>10} {'ours/nc':>7}" if nc else "")
+    )
     print(header)
     print("-" * len(header))
     for name, folder in inputs:
         n_in = rows_in(folder)
         with tempfile.TemporaryDirectory() as ws:
             env = dict(os.environ, NSYS_WORKSPACE_ROOT=ws)
-            # timed: the conversion with every output (JSON, Parquet, NAME.duckdb);
-            # the contract validator runs afterwards, untimed, on the same files
-            wall, rss, out = run_measured([exe, "convert", "--no-validate", str(folder)], env)
-            events = int(next(line.split()[-1].replace(",", "") for line in out.splitlines()
-                              if line.strip().startswith("JSON events")))
+            # timed: the conversion with its contract checks and every output
+            # (JSON, Parquet, NAME.duckdb); the file validator runs afterwards,
+            # untimed, on the same files
+            wall, rss, out = run_measured([exe, "convert", "--timings", str(folder)], env)
+            checks = sum(
+                float(line.split()[-2])
+                for line in out.splitlines()
+                if line.strip().startswith("time check ")
+            )
+            events = int(
+                next(
+                    line.split()[-1].replace(",", "")
+                    for line in out.splitlines()
+                    if line.strip().startswith("JSON events")
+                )
+            )
             verdict = ""
             if not args.no_validate:
                 t0 = time.perf_counter()
@@ -190,23 +252,28 @@ def main(argv=None) -> int:
                 with tempfile.TemporaryDirectory() as tmp:
                     out_path = Path(tmp) / "nc.json.gz"
                     nc_wall, nc_rss, _ = run_measured(
-                        [str(nc), "--metadata", "-o", str(out_path), str(sqlite)])
+                        [str(nc), "--metadata", "-o", str(out_path), str(sqlite)]
+                    )
                     nc_events = count_json_events(out_path)
-                theirs = (f" {nc_wall:>7.2f} {nc_rss:>7.0f} {nc_events:>10,} "
-                          f"{wall / nc_wall:>7.2f}")
+                theirs = f" {nc_wall:>7.2f} {nc_rss:>7.0f} {nc_events:>10,} {wall / nc_wall:>7.2f}"
             else:
                 theirs = f" {'(no SQLite form)':>35}"
-        print(f"{name:34} {n_in:>10,} {events:>10,} {wall:>7.2f} {rss:>7.0f} "
-              f"{n_in / wall:>10,.0f} {events / wall:>10,.0f} {floor:>7.2f} "
-              f"{wall / floor:>10.2f}{theirs} {verdict}", flush=True)
+        print(
+            f"{name:34} {n_in:>10,} {events:>10,} {wall:>7.2f} {rss:>7.0f} "
+            f"{n_in / wall:>10,.0f} {events / wall:>10,.0f} {floor:>7.2f} "
+            f"{wall / floor:>10.2f} {checks:>8.2f} {100 * checks / wall:>8.1f}"
+            f"{theirs} {verdict}",
+            flush=True,
+        )
     return 0
 
 
 def validate(path: Path) -> str:
     """Run the contract validator in a child process (so this process stays
     small: a child's peak RSS as reported by wait4 starts from its parent's)."""
-    out = subprocess.run([sys.executable, "-m", "nsys_duck.validate", str(path)],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "nsys_duck.validate", str(path)], capture_output=True, text=True
+    )
     if out.returncode == 0:
         return "valid"
     return "INVALID " + " ".join(out.stdout.split()[-12:])

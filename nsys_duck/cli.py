@@ -39,8 +39,7 @@ def export_line(info: dict) -> str | None:
     if info.get("time_normalized"):
         parts.append("UTC-epoch times (--ts-normalize)")
     else:
-        parts.append(f"session-relative times (+ session start "
-                     f"{info.get('time_offset_ns')} ns)")
+        parts.append(f"session-relative times (+ session start {info.get('time_offset_ns')} ns)")
     if info.get("time_shift_ns"):
         parts.append(f"--ts-shift {info['time_shift_ns']} ns")
     return "exported by: " + ", ".join(parts)
@@ -53,11 +52,15 @@ def print_summary(res: Result, timings: bool) -> None:
     out(f"source: {res.source.path}")
     same = f"same content, sha256 {res.source_sha256[:12]}"
     if res.export_reused and res.source.kind == "sqlite":
-        out(f"export: reused {res.workspace.parquet_dir} (transcribed from "
-            f"{res.source.path}, {same}; --force transcribes it again)")
+        out(
+            f"export: reused {res.workspace.parquet_dir} (transcribed from "
+            f"{res.source.path}, {same}; --force transcribes it again)"
+        )
     elif res.export_reused and res.source.kind == "report":
-        out(f"export: reused {res.workspace.parquet_dir} (exported from this report, "
-            f"{same}; --force re-exports)")
+        out(
+            f"export: reused {res.workspace.parquet_dir} (exported from this report, "
+            f"{same}; --force re-exports)"
+        )
     elif res.export_reused:
         out(f"export: the workspace's own {res.workspace.parquet_dir}")
     elif res.nsys_version:
@@ -79,14 +82,21 @@ def print_summary(res: Result, timings: bool) -> None:
     if res.added_sql:
         out("SQL added by --sql-dir: " + ", ".join(res.added_sql))
     out(f"time base (epoch_ns): {res.base_ns}")
-    width = min(max(len(m) for m, _ in res.summary), 60)   # longer labels overflow
+    width = min(max(len(m) for m, _ in res.summary), 60)  # longer labels overflow
     for metric, value in res.summary:
-        out(f"  {metric:<{width}}  {value:>12,}" if isinstance(value, int)
-            else f"  {metric:<{width}}  {value}")
+        out(
+            f"  {metric:<{width}}  {value:>12,}"
+            if isinstance(value, int)
+            else f"  {metric:<{width}}  {value}"
+        )
     if res.validated:
-        out(f"validated: no violations ({res.validate_seconds:.1f} s)")
+        also = " and the JSON file validator" if res.file_validated else ""
+        out(
+            f"validated: no violations of {res.checks} contract checks{also} "
+            f"({res.validate_seconds:.1f} s)"
+        )
     else:
-        out("validation: skipped (--no-validate)")
+        out("validation: skipped (--no-checks)")
     if timings:
         for t in res.timings:
             out(f"  time {t.relpath:<45} {t.seconds:8.3f} s")
@@ -111,27 +121,70 @@ def _terminate(signum, frame):
 
 @main.command("convert", context_settings={"ignore_unknown_options": True})
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--nsys", "nsys_path", metavar="FILE",
-              help="nsys executable to use (default: newest installed).")
-@click.option("--force", is_flag=True,
-              help="Export again even when the workspace holds this report's export; "
-                   "replace a different report's workspace of the same name.")
-@click.option("-o", "--output-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="The workspace folder to write (default: $NSYS_WORKSPACE_ROOT/NAME, "
-                   "root ~/.nsys-workspace); one report at a time.")
-@click.option("--sql-dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="Folder of .sql files overriding/adding to the packaged stages.")
-@click.option("--nvtx-scope", type=click.Choice(["thread", "process"]), default="thread",
-              show_default=True, help="Which API calls an NVTX range owns.")
-@click.option("--memory-limit", default="2GB", show_default=True,
-              help="DuckDB memory limit; past it DuckDB spills to disk.")
+@click.option(
+    "--nsys",
+    "nsys_path",
+    metavar="FILE",
+    help="nsys executable to use (default: newest installed).",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Export again even when the workspace holds this report's export; "
+    "replace a different report's workspace of the same name.",
+)
+@click.option(
+    "-o",
+    "--output-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The workspace folder to write (default: $NSYS_WORKSPACE_ROOT/NAME, "
+    "root ~/.nsys-workspace); one report at a time.",
+)
+@click.option(
+    "--sql-dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Folder of .sql files overriding/adding to the packaged stages.",
+)
+@click.option(
+    "--nvtx-scope",
+    type=click.Choice(["thread", "process"]),
+    default="thread",
+    show_default=True,
+    help="Which API calls an NVTX range owns.",
+)
+@click.option(
+    "--memory-limit",
+    default="2GB",
+    show_default=True,
+    help="DuckDB memory limit; past it DuckDB spills to disk.",
+)
 @click.option("--timings", is_flag=True, help="Print per-stage wall times.")
-@click.option("--no-validate", "no_validate", is_flag=True,
-              help="Publish the trace without running the contract validator on it.")
-@click.option("--no-database", "no_database", is_flag=True,
-              help="Do not write NAME.duckdb (the pipeline's views and tables for SQL).")
-def convert_cmd(paths, nsys_path, force, output_dir, sql_dir, nvtx_scope, memory_limit,
-                timings, no_validate, no_database):
+@click.option(
+    "--no-checks",
+    "--no-validate",
+    "no_validate",
+    is_flag=True,
+    help="Publish the trace without running the contract checks (the "
+    "check_* views) on the pipeline's tables.",
+)
+@click.option(
+    "--no-database",
+    "no_database",
+    is_flag=True,
+    help="Do not write NAME.duckdb (the pipeline's views and tables for SQL).",
+)
+def convert_cmd(
+    paths,
+    nsys_path,
+    force,
+    output_dir,
+    sql_dir,
+    nvtx_scope,
+    memory_limit,
+    timings,
+    no_validate,
+    no_database,
+):
     """Convert reports (.nsys-rep/.qdrep), Nsight SQLite exports (.sqlite) or
     Parquet export folders.
 
@@ -151,12 +204,19 @@ def convert_cmd(paths, nsys_path, force, output_dir, sql_dir, nvtx_scope, memory
         if path.startswith("-") and not os.path.lexists(path):
             raise click.NoSuchOption(path.split("=", 1)[0])
     if output_dir is not None and len(paths) > 1:
-        raise click.UsageError("-o/--output-dir names one workspace folder; give one "
-                               "report with it")
-    opts = Options(nsys=nsys_path, force=force, output_dir=output_dir,
-                   sql_dir=sql_dir, nvtx_scope=nvtx_scope,
-                   memory_limit=memory_limit, validate=not no_validate,
-                   database=not no_database)
+        raise click.UsageError(
+            "-o/--output-dir names one workspace folder; give one report with it"
+        )
+    opts = Options(
+        nsys=nsys_path,
+        force=force,
+        output_dir=output_dir,
+        sql_dir=sql_dir,
+        nvtx_scope=nvtx_scope,
+        memory_limit=memory_limit,
+        validate=not no_validate,
+        database=not no_database,
+    )
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _terminate)
     failed = 0
@@ -164,15 +224,24 @@ def convert_cmd(paths, nsys_path, force, output_dir, sql_dir, nvtx_scope, memory
         if i:
             click.echo()
         try:
-            with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                          TimeElapsedColumn(), console=err, transient=True,
-                          disable=not err.is_terminal) as bar:
+            with Progress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TimeElapsedColumn(),
+                console=err,
+                transient=True,
+                disable=not err.is_terminal,
+            ) as bar:
                 task = bar.add_task(f"{path}", total=None)
 
-                def progress(stage: str, fraction: float | None) -> None:
-                    bar.update(task, description=f"{Path(path).name}: {stage}",
-                               total=1.0 if fraction is not None else None,
-                               completed=fraction or 0)
+                def progress(stage: str, fraction: float | None, task=task, path=path) -> None:
+                    bar.update(
+                        task,
+                        description=f"{Path(path).name}: {stage}",
+                        total=1.0 if fraction is not None else None,
+                        completed=fraction or 0,
+                    )
 
                 res = convert(path, opts, progress=progress)
             print_summary(res, timings)
@@ -200,11 +269,18 @@ def _shown(path: str) -> str:
 
 @main.command("validate")
 @click.argument("trace")
-@click.option("--max-examples", default=5, show_default=True, metavar="N", type=int,
-              help="Examples kept per rule (totals are always exact).")
+@click.option(
+    "--max-examples",
+    default=5,
+    show_default=True,
+    metavar="N",
+    type=int,
+    help="Examples kept per rule (totals are always exact).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option("--memory-limit", default="2GB", show_default=True,
-              help="DuckDB memory limit of the validator.")
+@click.option(
+    "--memory-limit", default="2GB", show_default=True, help="DuckDB memory limit of the validator."
+)
 def validate_cmd(trace, max_examples, as_json, memory_limit):
     """Check a .perfetto.json.gz against the output contract and Perfetto's rules.
 
@@ -215,6 +291,7 @@ def validate_cmd(trace, max_examples, as_json, memory_limit):
     """
     from . import validate as validate_mod
     from .workspace import locate
+
     file = Path(trace).expanduser()
     if not (file.is_file() and file.name.endswith(".json.gz")):
         try:
@@ -225,25 +302,30 @@ def validate_cmd(trace, max_examples, as_json, memory_limit):
         if not file.is_file():
             _fail(trace, f"no trace at {file} (run nsys-duck convert first)")
             sys.exit(2)
-    argv = [str(file), "--max-examples", str(max_examples), "--memory-limit", memory_limit]
-    if as_json:
-        argv.append("--json")
     try:
-        code = validate_mod.main(argv)
+        rep = validate_mod.validate_trace(
+            file, max_examples=max_examples, memory_limit=memory_limit
+        )
+    except FileNotFoundError:
+        _fail(trace, f"no trace at {file}")
+        sys.exit(2)
     except KeyboardInterrupt:
         _fail(None, "interrupted")
         sys.exit(130)
-    sys.exit(code)
+    sys.exit(validate_mod.print_report(rep, as_json))
 
 
 # --- SQL workbench ------------------------------------------------------------
 
-WHAT_NAME_IS = ("NAME is a workspace name, a workspace folder, its NAME.duckdb or "
-                "NAME.perfetto.json.gz, or the report / export it was converted from.")
+WHAT_NAME_IS = (
+    "NAME is a workspace name, a workspace folder, its NAME.duckdb or "
+    "NAME.perfetto.json.gz, or the report / export it was converted from."
+)
 
 
 def _workbench(name: str, as_file: bool = False):
     from .workbench import open_workbench
+
     try:
         return open_workbench(name, as_file=as_file)
     except NsysDuckError as exc:
@@ -254,25 +336,36 @@ def _workbench(name: str, as_file: bool = False):
         sys.exit(130)
 
 
-@main.command("views", help="List the pipeline's views in run order, with descriptions "
-              "and columns.\n\n" + WHAT_NAME_IS + "\n\nExample: nsys-duck views model")
+@main.command(
+    "views",
+    help="List the pipeline's views, tables and macros in run order: "
+    "kind, the SQL file that created each (packaged, or overridden/added by "
+    "--sql-dir), its description (COMMENT, else the file's header) and columns, as "
+    "the conversion ran them.\n\n" + WHAT_NAME_IS + "\n\nExample: nsys-duck views model",
+)
 @click.argument("name")
 def views_cmd(name):
     from .workbench import list_views
+
     with _workbench(name) as wb:
-        for relpath, view, desc, cols in list_views(wb):
-            click.echo(f"{view}  ({relpath})")
-            if desc:
-                click.echo(f"    {desc}")
-            click.echo("    " + ", ".join(f"{c} {t}" for c, t in cols))
+        for obj in list_views(wb):
+            origin = "" if obj.origin == "packaged" else f", {obj.origin} by --sql-dir"
+            click.echo(f"{obj.name}  ({obj.kind}, {obj.file}{origin})")
+            if obj.description:
+                click.echo(f"    {obj.description}")
+            if obj.columns:
+                click.echo("    " + ", ".join(f"{c} {t}" for c, t, _ in obj.columns))
 
 
 @main.command("explain")
 @click.argument("name")
 @click.argument("view")
 def explain_cmd(name, view):
-    """Print the rendered SQL that defines VIEW. Example: nsys-duck explain model int_flows"""
+    """Print the SQL that made VIEW as the conversion ran it (rendered; for a
+    table its CREATE and any later INSERT/ALTER), with its COMMENT and column
+    comments. Example: nsys-duck explain model int_flows"""
     from .workbench import explain
+
     with _workbench(name) as wb:
         try:
             click.echo(explain(wb, view))
@@ -282,13 +375,20 @@ def explain_cmd(name, view):
 
 
 # what --format asks DuckDB's COPY for
-COPY_OPTIONS = {"csv": "(FORMAT csv, HEADER true)", "json": "(FORMAT json, ARRAY true)",
-                "parquet": "(FORMAT parquet, COMPRESSION zstd)"}
+COPY_OPTIONS = {
+    "csv": "(FORMAT csv, HEADER true)",
+    "json": "(FORMAT json, ARRAY true)",
+    "parquet": "(FORMAT parquet, COMPRESSION zstd)",
+}
 
 
-@main.command("sql", help="""Query the pipeline's views and tables of a converted report.
+@main.command(
+    "sql",
+    help="""Query the pipeline's views and tables of a converted report.
 
-""" + WHAT_NAME_IS + """
+"""
+    + WHAT_NAME_IS
+    + """
 
 Without -c: the DuckDB CLI (the duckdb-cli package, read-only on NAME.duckdb),
 or a plain prompt where it is missing. With -c: run the SQL and print the
@@ -298,16 +398,26 @@ terminal), or write it with --format csv|json|parquet (written by DuckDB;
 
 Example: nsys-duck sql model -c "SELECT demangled_name, sum(dur_ns) FROM trace_slices
 WHERE cat = 'kernel' AND is_primary GROUP BY 1 ORDER BY 2 DESC LIMIT 10"
-""")
+""",
+)
 @click.argument("name")
 @click.option("-c", "command", help="Run this SQL and print the result.")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "parquet"]),
-              default="table", show_default=True)
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the result to this file (csv, json, parquet).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json", "parquet"]),
+    default="table",
+    show_default=True,
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the result to this file (csv, json, parquet).",
+)
 def sql_cmd(name, command, fmt, output):
     for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _terminate)   # stop like Ctrl-C: temporary files removed
+        signal.signal(sig, _terminate)  # stop like Ctrl-C: temporary files removed
     if command is None:
         sys.exit(_interactive(name))
     if fmt == "parquet" and output is None:
@@ -340,6 +450,7 @@ def _run_sql(con, sql: str, fmt: str, output: Path | None) -> int:
     import duckdb
 
     from .compat import arrow_reader
+
     outcome: dict = {}
     temp = Path(tempfile.mkdtemp(prefix="nsys-duck-"))
 
@@ -347,12 +458,12 @@ def _run_sql(con, sql: str, fmt: str, output: Path | None) -> int:
         try:
             statements = [s.query for s in duckdb.extract_statements(sql)]
             for query in statements[:-1]:
-                con.execute(query).fetchall()   # DuckDB 2 wants each result consumed
+                con.execute(query).fetchall()  # DuckDB 2 wants each result consumed
             rel = con.sql(statements[-1]) if statements else None
             if rel is None:
                 return
             if fmt == "table" and sys.stdout.isatty():
-                rel.show()      # DuckDB's box, shortened to the terminal
+                rel.show()  # DuckDB's box, shortened to the terminal
                 return
             cli = _duckdb_cli() if fmt == "table" else None
             if fmt == "table" and cli is None:
@@ -363,15 +474,19 @@ def _run_sql(con, sql: str, fmt: str, output: Path | None) -> int:
             scratch = duckdb.connect()
             try:
                 scratch.register("nsys_duck_result", arrow_reader(rel, 65_536))
-                scratch.execute(f"COPY nsys_duck_result TO {sql_string(target)} "
-                                + COPY_OPTIONS["parquet" if cli else fmt])
+                scratch.execute(
+                    f"COPY nsys_duck_result TO {sql_string(target)} "
+                    + COPY_OPTIONS["parquet" if cli else fmt]
+                )
             finally:
                 scratch.close()
             sys.stdout.flush()
-            if cli is not None:   # piped table: every row and column, by the CLI
-                status = subprocess.run([cli, "-box", "-c",
-                                         f"FROM read_parquet({sql_string(target)})"],
-                                        stderr=subprocess.PIPE, text=True)
+            if cli is not None:  # piped table: every row and column, by the CLI
+                status = subprocess.run(
+                    [cli, "-box", "-c", f"FROM read_parquet({sql_string(target)})"],
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
                 if status.returncode and status.stderr.strip():
                     outcome["error"] = RuntimeError(status.stderr.strip())
             elif to_stdout:
@@ -380,7 +495,7 @@ def _run_sql(con, sql: str, fmt: str, output: Path | None) -> int:
                 sys.stdout.flush()
         except BrokenPipeError:
             outcome["pipe"] = True
-        except BaseException as exc:   # reported by the main thread
+        except BaseException as exc:  # reported by the main thread
             outcome["error"] = exc
 
     worker = threading.Thread(target=work, daemon=True)
@@ -393,7 +508,7 @@ def _run_sql(con, sql: str, fmt: str, output: Path | None) -> int:
             con.interrupt()
             worker.join(5)
             _fail(None, "interrupted")
-            if worker.is_alive():   # DuckDB did not stop: leave without waiting for it
+            if worker.is_alive():  # DuckDB did not stop: leave without waiting for it
                 shutil.rmtree(temp, ignore_errors=True)
                 sys.stderr.flush()
                 os._exit(130)
@@ -421,13 +536,15 @@ def _duckdb_cli() -> str | None:
     import re
     import shutil
     import subprocess
+
     beside = Path(sys.executable).parent / "duckdb"
     for cli in (str(beside) if beside.is_file() else None, shutil.which("duckdb")):
         if not cli:
             continue
         try:
-            version = subprocess.run([cli, "--version"], capture_output=True, text=True,
-                                     timeout=20).stdout
+            version = subprocess.run(
+                [cli, "--version"], capture_output=True, text=True, timeout=20
+            ).stdout
         except (OSError, subprocess.SubprocessError):
             continue
         m = re.search(r"v(\d+)\.(\d+)", version)
@@ -439,21 +556,26 @@ def _duckdb_cli() -> str | None:
 def _interactive(name: str) -> int:
     """The interactive prompt: the DuckDB CLI when there is one, else :func:`_repl`."""
     import subprocess
+
     cli = _duckdb_cli()
     with _workbench(name, as_file=cli is not None) as wb:
         if cli is None:
             return _repl(wb.con)
-        err.print(f"DuckDB CLI on {wb.database} (read-only). The pipeline's views: "
-                  ".tables, or nsys-duck views NAME. Leave with .quit or Ctrl-D.",
-                  markup=False, highlight=False)
-        wb.con.close()   # the CLI opens the file itself
-        old = signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the CLI's
+        err.print(
+            f"DuckDB CLI on {wb.database} (read-only). The pipeline's views: "
+            ".tables, or nsys-duck views NAME. Leave with .quit or Ctrl-D.",
+            markup=False,
+            highlight=False,
+        )
+        wb.con.close()  # the CLI opens the file itself
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the CLI's
         proc = subprocess.Popen(
             [cli, "-readonly", str(wb.database)],
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
         try:
             return proc.wait()
-        except KeyboardInterrupt:   # SIGTERM/SIGHUP to us (see sql_cmd): end the CLI too
+        except KeyboardInterrupt:  # SIGTERM/SIGHUP to us (see sql_cmd): end the CLI too
             proc.terminate()
             proc.wait()
             return 130
@@ -468,12 +590,15 @@ def _repl(con) -> int:
     hist = Path.home() / ".nsys_duck_history"
     try:
         import readline
+
         if hist.exists():
             readline.read_history_file(hist)
     except Exception:
         readline = None
-    click.echo("nsys-duck SQL (install duckdb-cli for the full DuckDB prompt); end "
-               "statements with ';', Ctrl-D quits")
+    click.echo(
+        "nsys-duck SQL (install duckdb-cli for the full DuckDB prompt); end "
+        "statements with ';', Ctrl-D quits"
+    )
     buf = ""
     while True:
         try:
@@ -499,13 +624,22 @@ def _repl(con) -> int:
 
 
 @main.command("sql-files")
-@click.option("--copy", "dest", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Folder to copy the packaged SQL files into (new or empty).")
-@click.option("--force", is_flag=True, help="Copy into a folder that is not empty, "
-              "overwriting the packaged files there.")
+@click.option(
+    "--copy",
+    "dest",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder to copy the packaged SQL files into (new or empty).",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Copy into a folder that is not empty, overwriting the packaged files there.",
+)
 def sql_files_cmd(dest, force):
     """Copy the packaged SQL stages into DEST for editing (use with convert --sql-dir)."""
     from .workbench import copy_sql_files
+
     try:
         files = copy_sql_files(dest, force)
     except NsysDuckError as exc:
@@ -514,12 +648,15 @@ def sql_files_cmd(dest, force):
     except OSError as exc:
         _fail(str(dest), f"cannot write there: {exc.strerror or exc}")
         sys.exit(1)
-    click.echo(f"copied {len(files)} SQL files to {dest}; edit them, then: "
-               f"nsys-duck convert --sql-dir {dest} REPORT")
+    click.echo(
+        f"copied {len(files)} SQL files to {dest}; edit them, then: "
+        f"nsys-duck convert --sql-dir {dest} REPORT"
+    )
 
 
 def _register_open() -> None:
     from .serve import open_cmd
+
     main.add_command(open_cmd, "open")
 
 

@@ -2,9 +2,10 @@
 
 Orchestration only: export with nsys if needed (or transcribe an Nsight
 SQLite export into Parquet, ``sqlite_export``), register the Parquet tables,
-run the SQL stages (``pipeline``), write and check the files (``writers``),
-run the contract validator on the JSON, publish the files atomically and
-return the summary rows from ``trace_summary``.
+run the SQL stages (``pipeline``), run the contract checks over the
+pipeline's tables (``checks``: the ``check_*`` views) before anything is
+written, write and check the files (``writers``), publish the files
+atomically and return the summary rows from ``trace_summary``.
 
 Failure rules (README, "Exit status and messages"): every expected failure
 is an :class:`NsysDuckError` with a one-line message; temporary files are
@@ -16,32 +17,52 @@ SQLite export (slow to redo, so kept for the next run and for
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import signal
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
-
-import errno
 
 import duckdb
 from filelock import FileLock, Timeout
 
-from . import (__version__, database, lanes, manifest, nsys as nsys_mod, pipeline, sources,
-               sqlite_export, writers)
-from .errors import (ExportDataError, InputError, NoEventsError, NsysDuckError,
-                     SqlStageError, ValidationFailed, WorkspaceError)
+from . import (
+    __version__,
+    catalog,
+    database,
+    lanes,
+    manifest,
+    pipeline,
+    sources,
+    sqlite_export,
+    writers,
+)
+from . import checks as checks_mod
+from . import nsys as nsys_mod
+from .errors import (
+    ExportDataError,
+    InputError,
+    NoEventsError,
+    NsysDuckError,
+    SqlStageError,
+    ValidationFailed,
+    WorkspaceError,
+)
 from .workspace import Source, Workspace, classify_input, workspace_for
 
 HOOKS = {"lanes": ("_lane_assignments", lanes.assign_lanes)}
 # --timings label of ensure_export per Source.kind (not shown when reused)
-EXPORT_LABELS = {"report": "nsys export", "sqlite": "transcribe SQLite to Parquet",
-                 "export": "link the export folder"}
+EXPORT_LABELS = {
+    "report": "nsys export",
+    "sqlite": "transcribe SQLite to Parquet",
+    "export": "link the export folder",
+}
 
 
 @dataclass
@@ -49,14 +70,14 @@ class Options:
     """What the CLI passes to :func:`convert` (defaults = the CLI's defaults)."""
 
     nsys: str | None = None
-    force: bool = False     # export again; replace another report's workspace
-    output_dir: Path | None = None   # the workspace folder (default: ROOT/NAME)
+    force: bool = False  # export again; replace another report's workspace
+    output_dir: Path | None = None  # the workspace folder (default: ROOT/NAME)
     sql_dir: Path | None = None
     nvtx_scope: str = "thread"
     memory_limit: str = "2GB"
     threads: int | None = None
-    validate: bool = True   # run the contract validator before publishing
-    database: bool = True   # also write NAME.duckdb (the pipeline's views and tables)
+    validate: bool = True  # run the contract checks (check_* views) before writing
+    database: bool = True  # also write NAME.duckdb (the pipeline's views and tables)
 
 
 @dataclass
@@ -73,11 +94,13 @@ class Result:
     added_sql: list[str] = field(default_factory=list)
     timings: list[pipeline.StageTiming] = field(default_factory=list)
     base_ns: int = 0
-    validated: bool = False          # the validator ran and found nothing
-    validate_seconds: float = 0.0
-    export_info: dict = field(default_factory=dict)   # read_export_info()
-    notes: list[str] = field(default_factory=list)    # one sentence each, for the summary
-    source_sha256: str = ""          # of the report/.sqlite (manifest.Fingerprint)
+    validated: bool = False  # the contract checks ran and found nothing
+    validate_seconds: float = 0.0  # checks (+ file validator when it ran), seconds
+    checks: int = 0  # check_* views run
+    file_validated: bool = False  # the JSON was also re-read by validate_trace
+    export_info: dict = field(default_factory=dict)  # read_export_info()
+    notes: list[str] = field(default_factory=list)  # one sentence each, for the summary
+    source_sha256: str = ""  # of the report/.sqlite (manifest.Fingerprint)
 
 
 Progress = Callable[[str, float | None], None]
@@ -87,8 +110,9 @@ def _noop(stage: str, fraction: float | None) -> None:
     pass
 
 
-def ensure_export(source: Source, ws: Workspace, opts: Options,
-                  progress: Progress, reuse: bool = False) -> tuple[Path, str | None, bool]:
+def ensure_export(
+    source: Source, ws: Workspace, opts: Options, progress: Progress, reuse: bool = False
+) -> tuple[Path, str | None, bool]:
     """Make sure ``ws.parquet_dir`` holds the export; returns (dir, nsys version, reused).
 
     ``reuse``: the workspace manifest says ``parquet/`` was made from the
@@ -109,23 +133,32 @@ def ensure_export(source: Source, ws: Workspace, opts: Options,
     nsys = nsys_mod.find_nsys(opts.nsys)
     with _new_parquet_dir(ws) as tmp:
         written = nsys_mod.export_parquet(
-            nsys, source.path, tmp / "parquet", log_path=ws.dir / "nsys-export.log",
-            tick=lambda s: progress(f"nsys export ({s:.0f} s)", None))
+            nsys,
+            source.path,
+            tmp / "parquet",
+            log_path=ws.dir / "nsys-export.log",
+            tick=lambda s: progress(f"nsys export ({s:.0f} s)", None),
+        )
         _publish_dir(written, ws)
     return ws.parquet_dir, nsys.version, False
 
 
-def _transcribe_sqlite(source: Source, ws: Workspace, opts: Options,
-                       progress: Progress, reuse: bool) -> tuple[Path, str | None, bool]:
+def _transcribe_sqlite(
+    source: Source, ws: Workspace, opts: Options, progress: Progress, reuse: bool
+) -> tuple[Path, str | None, bool]:
     """Transcribe an Nsight SQLite export into ``ws.parquet_dir`` (or reuse it)."""
     expected = standin_columns(pipeline.sql_files(opts.sql_dir), opts)
     if reuse and sqlite_export.same_standins(ws.parquet_dir, expected):
         return ws.parquet_dir, None, True
     with _new_parquet_dir(ws) as tmp:
         sqlite_export.transcribe(
-            source.path, tmp / "parquet", expected,
+            source.path,
+            tmp / "parquet",
+            expected,
             progress=lambda table, rows: progress(
-                f"SQLite -> Parquet: {table} ({rows:,} rows)", None))
+                f"SQLite -> Parquet: {table} ({rows:,} rows)", None
+            ),
+        )
         _publish_dir(tmp / "parquet", ws)
     return ws.parquet_dir, None, False
 
@@ -161,12 +194,16 @@ def _link_or_copy_export(src: Path, ws: Workspace) -> None:
         _publish_dir(built, ws)
 
 
-def open_database(opts: Options, temp_dir: Path,
-                  path: Path | None = None) -> duckdb.DuckDBPyConnection:
+def open_database(
+    opts: Options, temp_dir: Path, path: Path | None = None
+) -> duckdb.DuckDBPyConnection:
     """A DuckDB that spills to ``temp_dir`` past ``memory_limit``: in memory,
     or the database file ``path`` (which must not exist yet)."""
-    con = (duckdb.connect(str(path), config=database.WRITE_CONFIG) if path is not None
-           else duckdb.connect(":memory:"))
+    con = (
+        duckdb.connect(str(path), config=database.WRITE_CONFIG)
+        if path is not None
+        else duckdb.connect(":memory:")
+    )
     try:
         con.execute(f"SET memory_limit = {sources.sql_string(opts.memory_limit)}")
     except duckdb.Error as exc:
@@ -196,10 +233,15 @@ def standin_columns(files: list[pipeline.SqlFile], opts: Options) -> sources.Exp
         raise SqlStageError(f"{STANDINS}: {' '.join(str(exc).split())[:300]}") from None
 
 
-def build(con: duckdb.DuckDBPyConnection, export_dir: Path, opts: Options,
-          progress: Progress = _noop, *, notes: sources.ExportNotes | None = None,
-          save_tables: bool = False,
-          ) -> tuple[list[pipeline.SqlFile], list[pipeline.StageTiming]]:
+def build(
+    con: duckdb.DuckDBPyConnection,
+    export_dir: Path,
+    opts: Options,
+    progress: Progress = _noop,
+    *,
+    notes: sources.ExportNotes | None = None,
+    save_tables: bool = False,
+) -> tuple[list[pipeline.SqlFile], list[pipeline.StageTiming]]:
     """Register ``export_dir`` and run every SQL stage on ``con``.
 
     The columns the stages read come from the stand-in DDL
@@ -219,8 +261,13 @@ def build(con: duckdb.DuckDBPyConnection, export_dir: Path, opts: Options,
     registered: list[pipeline.StageTiming] = []
     with _timed(registered, "register the export"):
         columns = sources.register_export(
-            con, export_dir, expected=expected, scratch=scratch_dir, notes=notes,
-            materialize=(lambda table: table in expected) if save_tables else None)
+            con,
+            export_dir,
+            expected=expected,
+            scratch=scratch_dir,
+            notes=notes,
+            materialize=(lambda table: table in expected) if save_tables else None,
+        )
     ctx = pipeline.Context(columns, options)
     n = len(files)
     done = [0]
@@ -231,23 +278,34 @@ def build(con: duckdb.DuckDBPyConnection, export_dir: Path, opts: Options,
 
     timings = registered + pipeline.run_pipeline(con, files, ctx, HOOKS, on_file)
     pipeline.check_outputs(con, files)
+    catalog.save(con, files, ctx)  # what ran, for views/explain (nsys_duck_sql)
     return files, timings
 
 
-def convert(path: str | os.PathLike, opts: Options | None = None, *,
-            root: Path | None = None, progress: Progress = _noop) -> Result:
+def convert(
+    path: str | os.PathLike,
+    opts: Options | None = None,
+    *,
+    root: Path | None = None,
+    progress: Progress = _noop,
+) -> Result:
     """Convert one report (or SQLite export, or export folder) into its workspace.
 
-    Writes ``NAME.perfetto.json.gz``, ``NAME.perfetto.parquet`` and
-    ``NAME.kernel_dependencies.parquet`` under temporary names, checks the
-    gzip stream and JSON array, runs the contract validator on the JSON
-    (unless ``opts.validate`` is False), then renames them into place.
+    Runs the SQL stages, then the contract checks (every ``check_*`` view
+    of the files run, :mod:`checks`; unless ``opts.validate`` is False)
+    before any file is written; writes ``NAME.perfetto.json.gz``,
+    ``NAME.perfetto.parquet`` and ``NAME.kernel_dependencies.parquet`` under
+    temporary names, checks the gzip trailer, and renames them into place.
+    When a ``--sql-dir`` file redefines a view the JSON writer reads
+    (:func:`checks.writer_sql_edited`), the checks cannot vouch for the text
+    written, so the file validator also reads the JSON before publishing.
 
     Raises:
         NsysDuckError (or a subclass) with a one-line message for every
         expected failure: bad input, a damaged export (Parquet or SQLite)
         or one lacking a required column, nsys missing or failing, SQL
-        errors, no events, validator violations, a full disk, a second
+        errors, no events, contract check or validator violations (the
+        check's file, view and first message), a full disk, a second
         conversion of the same report running.
         KeyboardInterrupt: Ctrl-C (also when DuckDB reported it as its own
         error); temporary files are removed first.
@@ -257,15 +315,18 @@ def convert(path: str | os.PathLike, opts: Options | None = None, *,
     ws = workspace_for(source, root, opts.output_dir)
     if source.kind == "export" and ws.dir.resolve() == source.path:
         # its mirror would be written into it (and a failure would remove it)
-        raise InputError(f"the export folder is itself the workspace folder {ws.dir}; "
-                         "move the tables into a subfolder called parquet, or set "
-                         "NSYS_WORKSPACE_ROOT elsewhere")
+        raise InputError(
+            f"the export folder is itself the workspace folder {ws.dir}; "
+            "move the tables into a subfolder called parquet, or set "
+            "NSYS_WORKSPACE_ROOT elsewhere"
+        )
     created = not ws.dir.exists()
     try:
         ws.dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise WorkspaceError(f"cannot create the workspace folder {ws.dir}: "
-                             f"{exc.strerror or exc}") from None
+        raise WorkspaceError(
+            f"cannot create the workspace folder {ws.dir}: {exc.strerror or exc}"
+        ) from None
     if not ws.dir.is_dir():
         raise WorkspaceError(f"the workspace path {ws.dir} is not a folder")
     if not os.access(ws.dir, os.W_OK | os.X_OK):
@@ -274,11 +335,14 @@ def convert(path: str | os.PathLike, opts: Options | None = None, *,
     try:
         lock.acquire()
     except Timeout:
-        raise WorkspaceError(f"another nsys-duck conversion of {ws.name} is running "
-                             f"(lock {ws.lock}); wait for it to finish") from None
+        raise WorkspaceError(
+            f"another nsys-duck conversion of {ws.name} is running "
+            f"(lock {ws.lock}); wait for it to finish"
+        ) from None
     except OSError as exc:
-        raise WorkspaceError(f"cannot lock the workspace folder {ws.dir}: "
-                             f"{exc.strerror or exc}") from None
+        raise WorkspaceError(
+            f"cannot lock the workspace folder {ws.dir}: {exc.strerror or exc}"
+        ) from None
     done = False
     try:
         with InterruptWatch() as watch:
@@ -295,8 +359,11 @@ def convert(path: str | os.PathLike, opts: Options | None = None, *,
         # a failed run takes back the folder it created, unless it holds an
         # export nsys made or a transcribed SQLite export (slow to redo; kept
         # for the next run and for sql)
-        if not done and created and (source.kind == "export"
-                                     or not sources.is_export_dir(ws.parquet_dir)):
+        if (
+            not done
+            and created
+            and (source.kind == "export" or not sources.is_export_dir(ws.parquet_dir))
+        ):
             shutil.rmtree(ws.dir, ignore_errors=True)
         lock.release()
 
@@ -315,9 +382,11 @@ class InterruptWatch:
         self.hit = False
         self._old = None
 
-    def __enter__(self) -> "InterruptWatch":
-        if (threading.current_thread() is threading.main_thread()
-                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+    def __enter__(self) -> InterruptWatch:
+        if (
+            threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        ):
             self._old = signal.signal(signal.SIGINT, self._handler)
         return self
 
@@ -362,15 +431,18 @@ def _remove_stale_temporaries(ws: Workspace) -> None:
 def _os_failure(exc: OSError, ws: Workspace) -> WorkspaceError:
     """One sentence for an OSError while writing in the workspace."""
     if exc.errno in (errno.ENOSPC, errno.EDQUOT) or "No space left" in str(exc):
-        return WorkspaceError(f"no space left on the device of {ws.dir}; nothing was "
-                              "published (free some space or set NSYS_WORKSPACE_ROOT)")
+        return WorkspaceError(
+            f"no space left on the device of {ws.dir}; nothing was "
+            "published (free some space or set NSYS_WORKSPACE_ROOT)"
+        )
     where = exc.filename or ws.dir
     reason = exc.strerror or " ".join(str(exc).split())[:200]
     return WorkspaceError(f"cannot write {where}: {reason}; nothing was published")
 
 
-def _duckdb_failure(message: str, export_dir: Path, ws: Workspace, opts: Options,
-                    otherwise: NsysDuckError) -> NsysDuckError:
+def _duckdb_failure(
+    message: str, export_dir: Path, ws: Workspace, opts: Options, otherwise: NsysDuckError
+) -> NsysDuckError:
     """Turn a DuckDB failure into the most useful sentence.
 
     Running out of disk or memory says what to change; a damaged export file
@@ -381,8 +453,9 @@ def _duckdb_failure(message: str, export_dir: Path, ws: Workspace, opts: Options
     if "No space left on device" in text:
         return _os_failure(OSError(errno.ENOSPC, "No space left on device"), ws)
     if "Out of Memory" in text:
-        return NsysDuckError(f"DuckDB ran out of memory (--memory-limit "
-                             f"{opts.memory_limit}); raise --memory-limit")
+        return NsysDuckError(
+            f"DuckDB ran out of memory (--memory-limit {opts.memory_limit}); raise --memory-limit"
+        )
     damaged = sources.find_damaged(export_dir)
     if damaged is not None:
         name, reason = damaged
@@ -391,18 +464,22 @@ def _duckdb_failure(message: str, export_dir: Path, ws: Workspace, opts: Options
 
 
 def _no_events_message(con: duckdb.DuckDBPyConnection) -> str:
-    msg = ("no table of the export yields a trace event (no kernels, memcpy, memset, "
-           "CUDA API or NVTX ranges)")
+    msg = (
+        "no table of the export yields a trace event (no kernels, memcpy, memset, "
+        "CUDA API or NVTX ranges)"
+    )
     try:
         skipped = con.execute(
             "SELECT source_table, reason, skipped FROM stg_skipped_rows "
-            "WHERE skipped > 0 ORDER BY source_table, reason").fetchall()
+            "WHERE skipped > 0 ORDER BY source_table, reason"
+        ).fetchall()
     except duckdb.Error:
         skipped = []
     if skipped:
         total = sum(n for _, _, n in skipped)
-        msg += (f"; {total} row{' was' if total == 1 else 's were'} skipped: "
-                + ", ".join(f"{n} {t} ({r})" for t, r, n in skipped))
+        msg += f"; {total} row{' was' if total == 1 else 's were'} skipped: " + ", ".join(
+            f"{n} {t} ({r})" for t, r, n in skipped
+        )
     return msg
 
 
@@ -413,31 +490,30 @@ def _validation_message(rep) -> str:
     if rep.violations:
         v = rep.violations[0]
         msg += f"; first: [{v.rule}] " + " ".join(v.message.split())[:300]
-    return msg + ("; nothing was published (nsys-duck convert --no-validate writes it "
-                  "anyway)")
+    return msg + ("; nothing was published (nsys-duck convert --no-validate writes it anyway)")
 
 
-def _convert_locked(source: Source, ws: Workspace, opts: Options,
-                    progress: Progress, watch: InterruptWatch) -> Result:
-    open_database(opts, ws.dir).close()   # a bad --memory-limit fails before the export
+def _convert_locked(
+    source: Source, ws: Workspace, opts: Options, progress: Progress, watch: InterruptWatch
+) -> Result:
+    open_database(opts, ws.dir).close()  # a bad --memory-limit fails before the export
     progress("checking the workspace", None)
     exported: list[pipeline.StageTiming] = []
     recorded = manifest.read(ws.dir)
     in_place = source.kind == "export" and source.path == ws.parquet_dir.resolve()
     with _timed(exported, "identify the input (sha256)"):
-        fingerprint = manifest.fingerprint(source.path, source.kind,
-                                           (recorded or {}).get("source"))
+        fingerprint = manifest.fingerprint(source.path, source.kind, (recorded or {}).get("source"))
     notes_out: list[str] = []
     if in_place:
-        decision = manifest.Decision(True, None)   # the workspace's own export
+        decision = manifest.Decision(True, None)  # the workspace's own export
     else:
-        decision = manifest.check_source(recorded, fingerprint, ws.dir,
-                                         sources.is_export_dir(ws.parquet_dir), opts.force)
+        decision = manifest.check_source(
+            recorded, fingerprint, ws.dir, sources.is_export_dir(ws.parquet_dir), opts.force
+        )
     if decision.reason:
         notes_out.append(decision.reason)
     recorded_source = (recorded or {}).get("source") or {}
-    if not decision.reuse and not in_place \
-            and recorded_source.get("sha256") != fingerprint.sha256:
+    if not decision.reuse and not in_place and recorded_source.get("sha256") != fingerprint.sha256:
         _remove_outputs(ws, {ws.name, (recorded or {}).get("name") or ws.name})
     progress("export", None)
     try:
@@ -446,19 +522,28 @@ def _convert_locked(source: Source, ws: Workspace, opts: Options,
             # vouches for parquet/ (a run killed in between must not reuse it)
             manifest.write(ws.dir, manifest.pending(ws.name))
         with _timed(exported, EXPORT_LABELS[source.kind]):
-            export_dir, nsys_version, reused = ensure_export(source, ws, opts, progress,
-                                                             decision.reuse)
+            export_dir, nsys_version, reused = ensure_export(
+                source, ws, opts, progress, decision.reuse
+            )
         if reused:
             exported[-1] = pipeline.StageTiming("reuse the export", exported[-1].seconds)
         if reused and recorded is not None:
-            record = dict(recorded, source=recorded["source"] if in_place
-                          else fingerprint.as_json())
+            record = dict(
+                recorded, source=recorded["source"] if in_place else fingerprint.as_json()
+            )
         else:
-            record = manifest.new(ws.name, fingerprint, {
-                "made_by": EXPORT_LABELS[source.kind], "nsys_version": nsys_version,
-                "at": manifest.now()})
-        manifest.write(ws.dir, dict(record, conversion=record.get("conversion")
-                                    if reused else None))
+            record = manifest.new(
+                ws.name,
+                fingerprint,
+                {
+                    "made_by": EXPORT_LABELS[source.kind],
+                    "nsys_version": nsys_version,
+                    "at": manifest.now(),
+                },
+            )
+        manifest.write(
+            ws.dir, dict(record, conversion=record.get("conversion") if reused else None)
+        )
     except OSError as exc:
         raise _os_failure(exc, ws) from None
     spill = Path(tempfile.mkdtemp(prefix=".duckdb-spill-", dir=ws.dir))
@@ -473,13 +558,24 @@ def _convert_locked(source: Source, ws: Workspace, opts: Options,
                 tmp_files.append(db_tmp.with_name(db_tmp.name + ".wal"))
             con = open_database(opts, spill, db_tmp)
             notes = sources.ExportNotes()
-            files, timings = build(con, export_dir, opts, progress, notes=notes,
-                                   save_tables=opts.database)
+            files, timings = build(
+                con, export_dir, opts, progress, notes=notes, save_tables=opts.database
+            )
             timings[:0] = exported
             stage = "counting slices"
             slices = con.execute("SELECT count(*) FROM int_slices").fetchall()[0][0]
             if slices == 0:
                 raise NoEventsError(_no_events_message(con))
+            checked = None
+            if opts.validate:
+                progress("contract checks", None)
+                stage = "the contract checks"
+                checked = checks_mod.run_checks(
+                    con, files, lambda view: progress(f"check {view}", None)
+                )
+                timings.extend(checked.timings)
+                if watch.hit:
+                    raise KeyboardInterrupt
             finals = [ws.json_gz, ws.events_parquet, ws.kernel_dependencies]
             tmps = [writers.temp_path(f) for f in finals]
             tmp_files.extend(tmps)
@@ -494,8 +590,7 @@ def _convert_locked(source: Source, ws: Workspace, opts: Options,
                 rows = writers.write_parquet(con, "SELECT * FROM trace_slices", tmps[1])
                 writers.write_kernel_dependencies(tmps[2])
             stage = "the summary"
-            summary = [(m, v) for _, m, v in con.execute(
-                "SELECT * FROM trace_summary").fetchall()]
+            summary = [(m, v) for _, m, v in con.execute("SELECT * FROM trace_summary").fetchall()]
             base_ns = con.execute("SELECT base_ns FROM trace_base").fetchall()[0][0]
             export_info = read_export_info(con)
             too_new = export_info.pop("_not_in_schema")
@@ -505,61 +600,98 @@ def _convert_locked(source: Source, ws: Workspace, opts: Options,
             with _timed(timings, "save NAME.duckdb" if opts.database else "close DuckDB"):
                 if opts.database:
                     database.keep_export_tables(con)
-                con.close()   # checkpoints NAME.duckdb (when the run is in it)
+                con.close()  # checkpoints NAME.duckdb (when the run is in it)
                 con = None
                 if opts.database:
                     finals.append(ws.database)
                     tmps.append(db_tmp)
+        except checks_mod.CheckFailed:
+            raise  # the tables break a rule: no damaged file or full disk to find
         except SqlStageError as exc:
             raise _duckdb_failure(str(exc), export_dir, ws, opts, exc) from None
         except duckdb.Error as exc:
-            raise _duckdb_failure(str(exc), export_dir, ws, opts,
-                                  SqlStageError(f"{stage}: {_lines(exc)}")) from None
+            raise _duckdb_failure(
+                str(exc), export_dir, ws, opts, SqlStageError(f"{stage}: {_lines(exc)}")
+            ) from None
         except OSError as exc:
             raise _os_failure(exc, ws) from None
         summary += [("JSON events", stats.events), ("Parquet rows", rows)]
         summary += _notes_summary(notes)
-        validated, seconds = False, 0.0
-        if opts.validate:
-            progress("validating", None)
+        validated = checked is not None
+        seconds = checked.seconds if checked is not None else 0.0
+        edited = checks_mod.writer_sql_edited(files)
+        file_validated = False
+        if opts.validate and edited:
+            # the checks describe the packaged writer SQL, not this one
+            progress("validating the JSON (--sql-dir edits the writer's views)", None)
             t0 = time.perf_counter()
             from .validate import validate_trace
+
             try:
-                rep = validate_trace(tmps[0], max_examples=1,
-                                     memory_limit=opts.memory_limit, temp_dir=spill)
+                rep = validate_trace(
+                    tmps[0], max_examples=1, memory_limit=opts.memory_limit, temp_dir=spill
+                )
             except OSError as exc:
                 raise _os_failure(exc, ws) from None
-            seconds = time.perf_counter() - t0
-            timings.append(pipeline.StageTiming("validate", seconds))
+            spent = time.perf_counter() - t0
+            timings.append(pipeline.StageTiming("validate the JSON file", spent))
+            seconds += spent
             if watch.hit:
                 raise KeyboardInterrupt
             if not rep.ok:
                 raise ValidationFailed(_validation_message(rep))
-            validated = True
+            file_validated = True
         try:
-            writers.publish(list(zip(tmps, finals)))
+            writers.publish(list(zip(tmps, finals, strict=True)))
             if not opts.database and ws.database.exists():
-                ws.database.unlink()   # an earlier conversion's: it would disagree
-            manifest.write(ws.dir, dict(record, conversion={
-                "at": manifest.now(), "nsys_duck_version": __version__,
-                "duckdb_version": duckdb.__version__,
-                "options": {"nvtx_scope": opts.nvtx_scope,
+                ws.database.unlink()  # an earlier conversion's: it would disagree
+            manifest.write(
+                ws.dir,
+                dict(
+                    record,
+                    conversion={
+                        "at": manifest.now(),
+                        "nsys_duck_version": __version__,
+                        "duckdb_version": duckdb.__version__,
+                        "options": {
+                            "nvtx_scope": opts.nvtx_scope,
                             "sql_dir": str(opts.sql_dir.resolve()) if opts.sql_dir else None,
-                            "memory_limit": opts.memory_limit, "validated": validated,
-                            "database": opts.database},
-                "files": {f.name: f.stat().st_size for f in finals}}))
+                            "memory_limit": opts.memory_limit,
+                            "validated": validated,
+                            "checks": [c.view for c in checked.checks] if checked else [],
+                            "file_validated": file_validated,
+                            "database": opts.database,
+                        },
+                        "files": {f.name: f.stat().st_size for f in finals},
+                    },
+                ),
+            )
         except OSError as exc:
             raise _os_failure(exc, ws) from None
         tmp_files.clear()
-        return Result(source, ws, nsys_version, reused, summary, finals,
-                      [f.relpath for f in files if f.overridden],
-                      [f.relpath for f in files if f.added], timings, base_ns,
-                      validated, seconds, export_info=export_info, notes=notes_out,
-                      source_sha256=fingerprint.sha256)
+        return Result(
+            source,
+            ws,
+            nsys_version,
+            reused,
+            summary,
+            finals,
+            [f.relpath for f in files if f.overridden],
+            [f.relpath for f in files if f.added],
+            timings,
+            base_ns,
+            validated,
+            seconds,
+            export_info=export_info,
+            notes=notes_out,
+            source_sha256=fingerprint.sha256,
+            checks=len(checked.checks) if checked else 0,
+            file_validated=file_validated,
+        )
     finally:
         if con is not None:
             try:
-                con.close()   # before its files are removed (no late writes)
+                con.close()  # before its files are removed (no late writes)
             except duckdb.Error:
                 pass
         writers.discard(tmp_files)
@@ -584,13 +716,18 @@ def read_export_info(con: duckdb.DuckDBPyConnection) -> dict:
     (UTC epoch ns), time_offset_ns (ns added to Nsight's times) and
     schema_note (None, or one sentence when the schema is newer than the SQL
     was checked with) and time_note (None, or one sentence when a
-    session-relative export has no session start). Key ``_not_in_schema``: the (table, column) pairs of
+    session-relative export has no session start). Key ``_not_in_schema``:
+    the (table, column) pairs of
     ``stg_columns_not_in_schema``, too new for this export's schema."""
     cur = con.execute("SELECT * FROM stg_export_info")
     names = [d[0] for d in cur.description]
-    info = dict(zip(names, cur.fetchall()[0]))
-    info["_not_in_schema"] = {tuple(r) for r in con.execute(
-        "SELECT table_name, column_name FROM stg_columns_not_in_schema").fetchall()}
+    info = dict(zip(names, cur.fetchall()[0], strict=True))
+    info["_not_in_schema"] = {
+        tuple(r)
+        for r in con.execute(
+            "SELECT table_name, column_name FROM stg_columns_not_in_schema"
+        ).fetchall()
+    }
     return info
 
 
@@ -599,6 +736,10 @@ def _notes_summary(notes: sources.ExportNotes) -> list[tuple[str, object]]:
     for table, column, n in notes.repaired_strings:
         out.append((f"strings with invalid UTF-8 repaired: {table}.{column}", n))
     if notes.filled_columns:
-        out.append(("export columns missing (read as NULL)",
-                    ", ".join(f"{t}.{c}" for t, c in notes.filled_columns)))
+        out.append(
+            (
+                "export columns missing (read as NULL)",
+                ", ".join(f"{t}.{c}" for t, c in notes.filled_columns),
+            )
+        )
     return out
