@@ -205,8 +205,13 @@ def run_pipeline(
             statements = duckdb.extract_statements(text)
         except duckdb.Error as exc:
             raise SqlStageError(f"{sql_file.relpath}: {_first_line(exc)}") from None
+        comments: list[str] = []
         for stmt in statements:
             query = stmt.query
+            if _COMMENT.match(_strip_comments(query)):
+                comments.append(query)
+                continue
+            _run_comments(con, comments)
             for name in list(pending):
                 relation, fn = hooks[name]
                 if relation in _strip_comments(query):
@@ -220,19 +225,47 @@ def run_pipeline(
             try:
                 con.execute(query)
             except duckdb.Error as exc:
-                if _COMMENT.match(_strip_comments(query)):
-                    # COMMENT ON only documents: an edited stage that dropped
-                    # a commented column is reported by check_outputs (or
-                    # works), never stopped by its documentation.
-                    continue
                 refused = _refusal(exc)
                 if refused:
                     raise InputError(refused) from None
                 m = _CREATED.search(query)
                 what = f" ({m.group(1).lower()} {m.group(2)})" if m else ""
                 raise SqlStageError(f"{sql_file.relpath}{what}: {_first_line(exc)}") from None
+        _run_comments(con, comments)
         timings.append(StageTiming(sql_file.relpath, time.perf_counter() - t0))
     return timings
+
+
+def _run_comments(con: duckdb.DuckDBPyConnection, comments: list[str]) -> None:
+    """Run a file's COMMENT ON statements (and empty the list), in one
+    transaction: one commit instead of one per statement (a stage file has
+    one per column; on a database file each commit costs ~1.7 ms, ~4x the
+    statement). COMMENT ON only documents: one that fails (an edited stage
+    dropped a commented column) is skipped, never stops the run; the
+    missing column is reported by check_outputs, or it was not needed."""
+    if not comments:
+        return
+    try:
+        con.execute("BEGIN TRANSACTION")
+    except duckdb.Error:  # already inside the caller's transaction
+        began = False
+    else:
+        began = True
+    try:
+        for query in comments:
+            con.execute(query)
+        if began:
+            con.execute("COMMIT")
+    except duckdb.Error:
+        if not began:
+            raise
+        con.execute("ROLLBACK")
+        for query in comments:
+            try:
+                con.execute(query)
+            except duckdb.Error:
+                continue
+    comments.clear()
 
 
 # A stage refuses an input it cannot turn into a correct trace by calling
