@@ -143,11 +143,11 @@ SELECT
     'the ' || found.flow_end || ' end of ' || found.flow_cat || ' flow '
     || CAST(found.flow_id AS VARCHAR) || ' (pid '
     || CAST(found.pid AS VARCHAR) || ', tid ' || CAST(found.tid AS VARCHAR)
-    || ', ts ' || chk_us(found.ts_ns - trace_base.base_ns) || ') '
+    || ', ts ' || _chk_us(found.ts_ns - trace_base.base_ns) || ' µs' || ') '
     || found.problem
     || coalesce(' ' || named.cat || ' ' || named.name
-        || ' [' || chk_us(found.target_start_ns - trace_base.base_ns)
-        || ', ' || chk_us(found.target_end_ns - trace_base.base_ns) || ')',
+        || ' [' || _chk_us(found.target_start_ns - trace_base.base_ns) || ' µs'
+        || ', ' || _chk_us(found.target_end_ns - trace_base.base_ns) || ' µs' || ')',
         '') AS message,
     -8 * found.flow_id
         - CASE found.flow_end WHEN 's' THEN 6 ELSE 7 END AS seq,

@@ -47,7 +47,7 @@ SELECT
     CASE WHEN per_op.is_linked THEN 'linked ' ELSE 'unlinked ' END
     || per_op.cat || ' (device ' || CAST(per_op.device_id AS VARCHAR)
     || ', correlationId ' || CAST(per_op.correlation_id AS VARCHAR)
-    || ', start ' || chk_us(per_op.start_ns - trace_base.base_ns) || ') has '
+    || ', start ' || _chk_us(per_op.start_ns - trace_base.base_ns) || ' µs' || ') has '
     || CAST(per_op.launches AS VARCHAR) || ' launch and '
     || CAST(per_op.core_launches AS VARCHAR) || ' launch_core flows, expected '
     || CASE WHEN per_op.is_linked THEN '1 and 1' ELSE 'none' END || ': '

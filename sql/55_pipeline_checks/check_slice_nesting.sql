@@ -48,8 +48,8 @@ crossing AS (
 
 SELECT
     'on pid ' || CAST(c.pid AS VARCHAR) || ' tid ' || CAST(c.tid AS VARCHAR)
-    || ', ' || s.cat || ' ' || s.name || ' [' || chk_us(s.start_ns - b.base_ns)
-    || ', ' || chk_us(s.end_ns - b.base_ns) || ') opens at depth '
+    || ', ' || s.cat || ' ' || s.name || ' [' || _chk_us(s.start_ns - b.base_ns) || ' µs'
+    || ', ' || _chk_us(s.end_ns - b.base_ns) || ' µs' || ') opens at depth '
     || CAST(c.low AS VARCHAR) || ' but closes at depth '
     || CAST(c.high AS VARCHAR)
     || ': it partially overlaps another slice of the track' AS message,

@@ -22,8 +22,8 @@ WITH times AS (
 )
 
 SELECT
-    times.what || ' [' || chk_us(times.start_ns - trace_base.base_ns) || ', '
-    || chk_us(times.end_ns - trace_base.base_ns)
+    times.what || ' [' || _chk_us(times.start_ns - trace_base.base_ns) || ' µs' || ', '
+    || _chk_us(times.end_ns - trace_base.base_ns) || ' µs'
     || ') lies outside [0, 2^42) µs of the time base' AS message,
     times.seq
 FROM times, trace_base

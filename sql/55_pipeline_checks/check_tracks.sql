@@ -32,7 +32,7 @@ tracks AS (
 SELECT
     'slice ' || CAST(placed.slice_id AS VARCHAR) || ' (' || placed.cat || ' '
     || placed.name || ', start '
-    || chk_us(placed.start_ns - trace_base.base_ns)
+    || _chk_us(placed.start_ns - trace_base.base_ns) || ' µs'
     || ') is on no track of int_tracks (track ' || placed.track_base_name
     || ', lane ' || CAST(placed.lane AS VARCHAR) || ', level '
     || CAST(placed.level AS VARCHAR) || ')' AS message,
