@@ -20,7 +20,7 @@
 -- "unclosed" and the summary count them). Times are UTC-epoch ns (Nsight's
 -- value + stg_export_info.time_offset_ns).
 -- The enclosing-range search joins only the unclosed rows, on keys
--- globalTid << 64 | time (an IEJoin, as in 41__int_nvtx_call_owners.sql).
+-- globalTid << 64 | time (an IEJoin, as in 40__int_nvtx_call_owners.sql).
 
 CREATE OR REPLACE VIEW stg_nvtx_events AS
 WITH domains AS (

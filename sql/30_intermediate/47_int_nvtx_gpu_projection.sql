@@ -1,7 +1,8 @@
 -- int_nvtx_gpu_projection: NVTX ranges projected onto the GPU (the "NVTX
 -- Kernel" tracks): one row per (range, device) with owned GPU work.
 --
--- Reads: _int_nvtx_call_owners, _int_nvtx_call_work, int_nvtx_ranges.
+-- Reads: _int_nvtx_call_owners, _int_nvtx_call_work, int_nvtx_ranges,
+-- int_nvtx_call_innermost, int_nvtx_range_tree, int_runtime_calls.
 -- Invariants: start_ns/end_ns = [min op start, max op end] of the ops the
 -- range owns on that device (Nsight reports one row per range over all
 -- devices; here it is split per device because it is drawn under each
@@ -10,8 +11,73 @@
 -- owned GPU work have no row. An unclosed range ends at the capture end of
 -- stg_nvtx_events (Nsight: the largest range timestamp).
 
+-- How: on a thread whose ranges nest, the tree-decided calls a range owns
+-- are those starting inside it (an inner range's calls are its parents'
+-- too), so a range's work per device is one window over the thread's calls
+-- in time order, framed from the range's start to its end (a ROWS frame
+-- whose length comes from an ASOF JOIN); no (range, call) pair is built. Pairs
+-- (_int_nvtx_call_owners) add what the tree does not decide.
+
 CREATE OR REPLACE TABLE int_nvtx_gpu_projection AS
-WITH per_device AS (
+WITH tree_work AS (
+    -- work of tree-decided owned calls, at the call's start on its thread
+    SELECT c.global_tid, w.device_id, rc.start_ns AS at_ns,
+        w.start_ns, w.end_ns, w.op_count
+    FROM int_nvtx_call_innermost AS c
+    JOIN _int_nvtx_call_work AS w ON w.call_id = c.call_id
+    JOIN int_runtime_calls AS rc ON rc.call_id = c.call_id
+    WHERE c.nvtx_id IS NOT NULL
+),
+framed AS (
+    -- each nesting range once per device its thread's owned calls used,
+    -- then those calls, in time order per (thread, device)
+    SELECT *,
+        row_number() OVER (PARTITION BY global_tid, device_id
+            ORDER BY at_ns, nvtx_id NULLS LAST) AS rn
+    FROM (
+        SELECT t.global_tid, d.device_id, t.start_ns AS at_ns, t.end_ns AS until_ns,
+            t.nvtx_id, NULL::BIGINT AS start_ns, NULL::BIGINT AS end_ns,
+            NULL::BIGINT AS op_count
+        FROM int_nvtx_range_tree AS t
+        JOIN (SELECT DISTINCT global_tid, device_id FROM tree_work) AS d
+            ON d.global_tid = t.global_tid
+        WHERE t.thread_nests
+        UNION ALL
+        SELECT global_tid, device_id, at_ns, NULL, NULL, start_ns, end_ns,
+            op_count
+        FROM tree_work
+    )
+),
+rows_until AS (
+    -- rows of (thread, device) at or before each time: a frame's last row
+    SELECT global_tid, device_id, at_ns, max(rn) AS last_rn
+    FROM framed
+    GROUP BY global_tid, device_id, at_ns
+),
+frames AS (
+    SELECT f.*, coalesce(u.last_rn, f.rn) - f.rn AS n_following
+    FROM framed AS f
+    ASOF LEFT JOIN rows_until AS u
+        ON u.global_tid = f.global_tid AND u.device_id = f.device_id
+        AND u.at_ns <= coalesce(f.until_ns, f.at_ns)
+),
+by_tree AS (
+    SELECT nvtx_id, device_id, start_ns, end_ns, gpu_op_count, launch_count
+    FROM (
+        SELECT nvtx_id, device_id,
+            min(start_ns) OVER frame AS start_ns,
+            max(end_ns) OVER frame AS end_ns,
+            sum(op_count) OVER frame AS gpu_op_count,
+            count(op_count) OVER frame AS launch_count
+        FROM frames
+        -- a ROWS frame with a per-row length: 8x faster than the same
+        -- frame as RANGE BETWEEN CURRENT ROW AND (end - start) FOLLOWING
+        WINDOW frame AS (PARTITION BY global_tid, device_id ORDER BY rn
+            ROWS BETWEEN CURRENT ROW AND n_following FOLLOWING)
+    )
+    WHERE nvtx_id IS NOT NULL AND launch_count > 0
+),
+by_pairs AS (
     SELECT
         o.nvtx_id,
         w.device_id,
@@ -22,6 +88,13 @@ WITH per_device AS (
     FROM _int_nvtx_call_owners AS o
     JOIN _int_nvtx_call_work AS w ON w.call_id = o.call_id
     GROUP BY o.nvtx_id, w.device_id
+),
+per_device AS (
+    SELECT nvtx_id, device_id, min(start_ns) AS start_ns,
+        max(end_ns) AS end_ns, sum(gpu_op_count) AS gpu_op_count,
+        sum(launch_count) AS launch_count
+    FROM (SELECT * FROM by_tree UNION ALL SELECT * FROM by_pairs)
+    GROUP BY nvtx_id, device_id
 )
 SELECT
     r.nvtx_id,
@@ -35,7 +108,7 @@ SELECT
     p.start_ns,
     p.end_ns,
     CAST(p.gpu_op_count AS BIGINT) AS gpu_op_count,
-    p.launch_count,
+    CAST(p.launch_count AS BIGINT) AS launch_count,
     r.event_type,
     r.range_kind,
     r.ownership,

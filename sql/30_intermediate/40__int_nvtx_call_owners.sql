@@ -1,7 +1,15 @@
--- _int_nvtx_call_owners: (nvtx_id, call_id): the launch calls each NVTX
--- range owns (private helper of the NVTX projection).
+-- _int_nvtx_call_owners: (nvtx_id, call_id) pairs for the ownership the
+-- range tree does not decide (private helper of the NVTX projection).
 --
--- Reads: int_nvtx_ranges, int_runtime_calls.
+-- Reads: int_nvtx_ranges, int_runtime_calls, int_nvtx_call_innermost.
+-- Invariants: the thread rule's pairs of every launch call whose
+-- int_nvtx_call_innermost.by_tree is FALSE (threads whose ranges cross,
+-- calls outlasting the innermost open range), and the process rule's pairs
+-- of every call; together with the chains of int_nvtx_call_innermost they
+-- are exactly the ownership defined below, each pair once. On captures
+-- whose threads nest their ranges (push/pop) and use the default scope,
+-- the table is empty.
+--
 -- Everything is computed per launch call, not per operation: a graph launch
 -- or a staged copy has several operations but one set of owners.
 --
@@ -32,14 +40,6 @@
 --
 -- int_nvtx_ranges only holds ranges of processes with launch calls (no
 -- other range can own GPU work).
--- Invariants: start_ns/end_ns of a projection = [min op start, max op end] of
--- the ops the range owns on that device (Nsight reports one row per range
--- over all devices; here it is split per device because it is drawn under
--- each device). gpu_op_count counts operations, launch_count distinct
--- launching calls (Nsight's NumGPUOps, a graph launch counts once). Ranges
--- without owned GPU work have no row. An unclosed range ends at the capture
--- end of stg_nvtx_events (Nsight: the largest range timestamp; the same in
--- every export seen, where the exporter closes open ranges itself).
 -- How: the containment joins are inequality joins (IEJoin) on HUGEINT keys
 -- globalTid << 64 | time (proc_key << 64 | time for the process rule):
 -- two keys compare like the times only inside the same thread (process),
@@ -50,8 +50,9 @@
 -- 2.0 picked a piecewise merge join that tests the second condition row by
 -- row (87 s instead of 1 s for 15M owner pairs in a 30x pytorch trace).
 
--- Thread rule, every range: calls on its own thread that it fully contains
--- (inclusive). Two statements with one plain join each (see "How").
+-- Thread rule, where the tree does not decide: calls on the range's own
+-- thread that it fully contains (inclusive). Two statements with one plain
+-- join each (see "How").
 CREATE OR REPLACE TABLE _int_nvtx_call_owners AS
 SELECT r.nvtx_id, c.call_id
 FROM (
@@ -59,6 +60,8 @@ FROM (
         (CAST(global_tid AS HUGEINT) << 64) + start_ns AS k_start,
         (CAST(global_tid AS HUGEINT) << 64) + end_ns AS k_end
     FROM int_nvtx_ranges
+    WHERE global_tid IN (SELECT global_tid FROM int_nvtx_call_innermost
+        WHERE NOT by_tree)
 ) AS r
 JOIN (
     SELECT call_id,
@@ -66,6 +69,8 @@ JOIN (
         (CAST(global_tid AS HUGEINT) << 64) + end_ns AS k_end
     FROM int_runtime_calls
     WHERE cat = 'cuda_api'
+        AND call_id IN (SELECT call_id FROM int_nvtx_call_innermost
+            WHERE NOT by_tree)
 ) AS c
     ON c.k_start >= r.k_start AND c.k_end <= r.k_end;
 
@@ -89,4 +94,4 @@ JOIN (
     ON c.k_start >= r.k_start AND c.k_start < r.k_end
 WHERE c.global_tid <> r.global_tid;
 
-COMMENT ON TABLE _int_nvtx_call_owners IS '(nvtx_id, call_id): the launch calls each NVTX range owns (private helper of the NVTX projection).';
+COMMENT ON TABLE _int_nvtx_call_owners IS '(nvtx_id, call_id) pairs of the ownership the range tree does not decide: the thread rule for calls with int_nvtx_call_innermost.by_tree FALSE, and the process rule (private helper of the NVTX projection).';
