@@ -7,6 +7,7 @@ status; tracebacks are for bugs only.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -102,7 +103,71 @@ def print_summary(res: Result, timings: bool) -> None:
             out(f"  time {t.relpath:<45} {t.seconds:8.3f} s")
     for f in res.files:
         out(f"{f}  ({human_size(f.stat().st_size)})")
-    out(str(res.workspace.json_gz.resolve()))
+    parts = [f for f in res.files if ".part-" in f.name]
+    if parts:
+        out(
+            f"the JSON trace is in {len(parts)} parts (over --max-json-size): open each "
+            "in ui.perfetto.dev on its own (same tracks and time base), or all of it "
+            "with trace_processor --httpd; the Parquet holds every slice"
+        )
+        out(str(parts[0].resolve()))
+    else:
+        out(str(res.workspace.json_gz.resolve()))
+
+
+_SIZE_UNITS = {
+    "": 1,
+    "B": 1,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+    "KIB": 2**10,
+    "MIB": 2**20,
+    "GIB": 2**30,
+}
+
+
+def parse_size(text: str, option: str) -> int:
+    """``'1GB'``, ``'500MB'``, ``'2GiB'`` or a byte count as bytes (decimal
+    units, as DuckDB's memory limit). Raises click.BadParameter."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", text or "")
+    unit = m.group(2).upper() if m else ""
+    if not m or unit not in _SIZE_UNITS or float(m.group(1)) <= 0:
+        raise click.BadParameter(f"{text!r}: give a size such as 800MB or 1.5GB", param_hint=option)
+    return int(float(m.group(1)) * _SIZE_UNITS[unit])
+
+
+def parse_window(text: str | None) -> tuple[float | None, float | None] | None:
+    """``'START:END'`` (seconds after ts 0; a side may be empty) as a pair.
+    Raises click.BadParameter."""
+    if text is None:
+        return None
+    start, sep, end = text.partition(":")
+    try:
+        pair = (float(start) if start.strip() else None, float(end) if end.strip() else None)
+    except ValueError:
+        pair = None
+    if not sep or pair is None or pair == (None, None) or (None not in pair and pair[1] <= pair[0]):
+        raise click.BadParameter(
+            f"{text!r}: give START:END in seconds after the trace start, END > START "
+            "(e.g. 2.5:4 or 10:)",
+            param_hint="--window",
+        )
+    return pair
+
+
+def parse_devices(text: str | None) -> tuple[int, ...]:
+    """``'0,3'`` as device ids. Raises click.BadParameter."""
+    if text is None:
+        return ()
+    try:
+        devices = tuple(int(d) for d in text.split(","))
+    except ValueError:
+        devices = ()
+    if not devices or min(devices) < 0:
+        raise click.BadParameter(f"{text!r}: give device ids such as 0,3", param_hint="--devices")
+    return devices
 
 
 @click.group()
@@ -158,6 +223,28 @@ def _terminate(signum, frame):
     show_default=True,
     help="DuckDB memory limit; past it DuckDB spills to disk.",
 )
+@click.option(
+    "--max-json-size",
+    "max_json_size",
+    default="1GB",
+    show_default=True,
+    help="Past this much uncompressed JSON (estimated before writing), write "
+    "the trace in consecutive time windows NAME.part-001.perfetto.json.gz, ... "
+    "(ui.perfetto.dev runs out of memory on larger JSON).",
+)
+@click.option(
+    "--window",
+    "window",
+    metavar="START:END",
+    help="Only slices starting in this window, seconds after the trace's ts 0 "
+    "(either side may be empty: 2.5: or :10).",
+)
+@click.option(
+    "--devices",
+    "devices",
+    metavar="0,3",
+    help="Only the tracks of these devices (their GPU rows and the CPU rows drawn under them).",
+)
 @click.option("--timings", is_flag=True, help="Print per-stage wall times.")
 @click.option(
     "--no-checks",
@@ -181,6 +268,9 @@ def convert_cmd(
     sql_dir,
     nvtx_scope,
     memory_limit,
+    max_json_size,
+    window,
+    devices,
     timings,
     no_validate,
     no_database,
@@ -216,6 +306,9 @@ def convert_cmd(
         memory_limit=memory_limit,
         validate=not no_validate,
         database=not no_database,
+        max_json_bytes=parse_size(max_json_size, "--max-json-size"),
+        window=parse_window(window),
+        devices=parse_devices(devices),
     )
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _terminate)

@@ -78,6 +78,20 @@ class Options:
     threads: int | None = None
     validate: bool = True  # run the contract checks (check_* views) before writing
     database: bool = True  # also write NAME.duckdb (the pipeline's views and tables)
+    max_json_bytes: int = 1_000_000_000  # split the JSON past this (--max-json-size)
+    window: tuple[float | None, float | None] | None = None  # --window START:END, s after ts 0
+    devices: tuple[int, ...] = ()  # --devices 0,3 (empty: every device)
+
+    def template_options(self) -> dict[str, object]:
+        """The template variables of the SQL stages (pipeline.DEFAULT_OPTIONS)."""
+        start, end = self.window or (None, None)
+        return {
+            "nvtx_scope": self.nvtx_scope,
+            "max_json_bytes": int(self.max_json_bytes),
+            "window_start_s": start,
+            "window_end_s": end,
+            "devices": [int(d) for d in self.devices],
+        }
 
 
 @dataclass
@@ -226,7 +240,7 @@ def standin_columns(files: list[pipeline.SqlFile], opts: Options) -> sources.Exp
     standins = next((f for f in files if f.relpath == STANDINS), None)
     if standins is None:
         return {}
-    text = pipeline.render(standins, pipeline.Context({}, {"nvtx_scope": opts.nvtx_scope}))
+    text = pipeline.render(standins, pipeline.Context({}, opts.template_options()))
     try:
         return sources.expected_columns(text)
     except duckdb.Error as exc:
@@ -254,7 +268,7 @@ def build(
     (:func:`database.keep_export_tables` settles the rest at the end).
     """
     files = pipeline.sql_files(opts.sql_dir)
-    options = {"nvtx_scope": opts.nvtx_scope}
+    options = opts.template_options()
     expected = standin_columns(files, opts)
     scratch = con.execute("SELECT current_setting('temp_directory')").fetchall()[0][0]
     scratch_dir = Path(scratch) if scratch and Path(scratch).is_dir() else None
@@ -576,21 +590,34 @@ def _convert_locked(
                 timings.extend(checked.timings)
                 if watch.hit:
                     raise KeyboardInterrupt
-            finals = [ws.json_gz, ws.events_parquet, ws.kernel_dependencies]
+            parts = con.execute(
+                "SELECT part, start_ns, end_ns FROM trace_parts ORDER BY part"
+            ).fetchall()
+            jsons = [ws.json_gz] if len(parts) == 1 else [ws.json_part(p[0]) for p in parts]
+            finals = [*jsons, ws.events_parquet, ws.kernel_dependencies]
             tmps = [writers.temp_path(f) for f in finals]
             tmp_files.extend(tmps)
-            progress("writing JSON", None)
+            json_bytes = events = 0
             stage = "writing the JSON trace"
             with _timed(timings, "write JSON"):
-                stats = writers.write_trace_json(con, tmps[0])
-                writers.check_gzip_trailer(tmps[0], stats)
+                for (part, start_ns, end_ns), tmp in zip(parts, tmps, strict=False):
+                    progress(
+                        "writing JSON" if len(parts) == 1 else f"writing JSON part {part}",
+                        None,
+                    )
+                    stats = writers.write_trace_json(con, tmp, part=(start_ns, end_ns))
+                    writers.check_gzip_trailer(tmp, stats)
+                    json_bytes += stats.bytes_uncompressed
+                    events += stats.events
+            n_json = len(jsons)
             progress("writing Parquet", None)
             stage = "writing the aligned Parquet"
             with _timed(timings, "write Parquet"):
-                rows = writers.write_parquet(con, "SELECT * FROM trace_slices", tmps[1])
-                writers.write_kernel_dependencies(tmps[2])
+                rows = writers.write_parquet(con, "SELECT * FROM trace_slices", tmps[n_json])
+                writers.write_kernel_dependencies(tmps[n_json + 1])
             stage = "the summary"
             summary = [(m, v) for _, m, v in con.execute("SELECT * FROM trace_summary").fetchall()]
+            summary += con.execute("SELECT metric, value FROM trace_split_summary").fetchall()
             base_ns = con.execute("SELECT base_ns FROM trace_base").fetchall()[0][0]
             export_info = read_export_info(con)
             too_new = export_info.pop("_not_in_schema")
@@ -615,7 +642,11 @@ def _convert_locked(
             ) from None
         except OSError as exc:
             raise _os_failure(exc, ws) from None
-        summary += [("JSON events", stats.events), ("Parquet rows", rows)]
+        summary += [
+            ("JSON events", events),
+            ("JSON size, uncompressed (MB)", round(json_bytes / 1e6, 1)),
+            ("Parquet rows", rows),
+        ]
         summary += _notes_summary(notes)
         validated = checked is not None
         seconds = checked.seconds if checked is not None else 0.0
@@ -628,9 +659,12 @@ def _convert_locked(
             from .validate import validate_trace
 
             try:
-                rep = validate_trace(
-                    tmps[0], max_examples=1, memory_limit=opts.memory_limit, temp_dir=spill
-                )
+                for tmp in tmps[:n_json]:
+                    rep = validate_trace(
+                        tmp, max_examples=1, memory_limit=opts.memory_limit, temp_dir=spill
+                    )
+                    if not rep.ok:
+                        break
             except OSError as exc:
                 raise _os_failure(exc, ws) from None
             spent = time.perf_counter() - t0
@@ -642,7 +676,9 @@ def _convert_locked(
                 raise ValidationFailed(_validation_message(rep))
             file_validated = True
         try:
+            stale = [f for f in (ws.json_gz, *ws.json_parts) if f not in finals]
             writers.publish(list(zip(tmps, finals, strict=True)))
+            writers.discard(stale)  # the other layout's trace (split or not) of an earlier run
             if not opts.database and ws.database.exists():
                 ws.database.unlink()  # an earlier conversion's: it would disagree
             manifest.write(
@@ -657,6 +693,9 @@ def _convert_locked(
                             "nvtx_scope": opts.nvtx_scope,
                             "sql_dir": str(opts.sql_dir.resolve()) if opts.sql_dir else None,
                             "memory_limit": opts.memory_limit,
+                            "max_json_bytes": opts.max_json_bytes,
+                            "window": list(opts.window) if opts.window else None,
+                            "devices": list(opts.devices),
                             "validated": validated,
                             "checks": [c.view for c in checked.checks] if checked else [],
                             "file_validated": file_validated,

@@ -134,12 +134,24 @@ class Context:
         return "NULL"
 
 
+# Template options a stage may read, with the values a conversion uses when
+# the CLI does not set them (a replay such as the workbench passes fewer).
+DEFAULT_OPTIONS: dict[str, object] = {
+    "nvtx_scope": "thread",
+    "max_json_bytes": 1_000_000_000,  # --max-json-size (README: traces that open)
+    "window_start_s": None,  # --window START:END, seconds after ts 0
+    "window_end_s": None,
+    "devices": [],  # --devices 0,3
+}
+
+
 def render(sql_file: SqlFile, ctx: Context) -> str:
     """Render one file's Jinja template (StrictUndefined: typos fail loudly).
 
     Template names: ``col(table, column)``, ``has_table(table)``,
     ``has_column(table, column)``, ``export_tables`` (the export's table
-    names, sorted) and the CLI options (``nvtx_scope``).
+    names, sorted) and the CLI options (:data:`DEFAULT_OPTIONS`: ``nvtx_scope``,
+    ``max_json_bytes``, ``window_start_s``, ``window_end_s``, ``devices``).
     """
     env = jinja2.Environment(
         undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True
@@ -151,7 +163,7 @@ def render(sql_file: SqlFile, ctx: Context) -> str:
             has_table=ctx.has_table,
             has_column=ctx.has_column,
             export_tables=sorted(ctx.columns),
-            **ctx.options,
+            **{**DEFAULT_OPTIONS, **ctx.options},
         )
     except jinja2.TemplateError as exc:
         raise SqlStageError(f"{sql_file.relpath}: template error: {exc}") from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,6 +139,11 @@ JSON_SUFFIX = ".perfetto.json.gz"  # NAME.perfetto.json.gz
 DATABASE_SUFFIX = ".duckdb"  # NAME.duckdb
 
 
+def glob_escape(text: str) -> str:
+    """``text`` with glob's special characters made literal."""
+    return re.sub(r"([*?\[])", r"[\1]", text)
+
+
 @dataclass(frozen=True)
 class Workspace:
     """The output folder of one report and its file names."""
@@ -152,6 +158,16 @@ class Workspace:
     @property
     def json_gz(self) -> Path:
         return self.dir / f"{self.name}{JSON_SUFFIX}"
+
+    def json_part(self, part: int) -> Path:
+        """Part ``part`` (1-based) of a trace split in time windows
+        (``NAME.part-001.perfetto.json.gz``; contract: traces that open)."""
+        return self.dir / f"{self.name}.part-{part:03d}{JSON_SUFFIX}"
+
+    @property
+    def json_parts(self) -> list[Path]:
+        """The published parts of a split trace, in order (empty: not split)."""
+        return sorted(self.dir.glob(f"{glob_escape(self.name)}.part-[0-9][0-9][0-9]{JSON_SUFFIX}"))
 
     @property
     def events_parquet(self) -> Path:
@@ -168,7 +184,13 @@ class Workspace:
     @property
     def outputs(self) -> tuple[Path, ...]:
         """The files a conversion publishes (the database only when asked for)."""
-        return (self.json_gz, self.events_parquet, self.kernel_dependencies, self.database)
+        return (
+            self.json_gz,
+            *self.json_parts,
+            self.events_parquet,
+            self.kernel_dependencies,
+            self.database,
+        )
 
     @property
     def lock(self) -> Path:

@@ -88,16 +88,39 @@ class JsonStats:
     crc32: int = 0  # CRC-32 of the uncompressed text, as the gzip trailer holds it
 
 
-def write_trace_json(
-    con: duckdb.DuckDBPyConnection, path: Path, *, threads: int = 2, compresslevel: int = 1
-) -> JsonStats:
-    """Stream ``trace_events`` into one gzip member holding one JSON array.
+def part_filter(start_ns: int | None, end_ns: int | None) -> str:
+    """SQL condition on ``trace_events_selected`` keeping one part of a split
+    trace: metadata, and events whose slice (both slices, for a flow) starts
+    in [start_ns, end_ns) (UTC-epoch ns; None: open). See
+    ``40_trace/53_trace_parts.sql``."""
+    conds = []
+    for col in ("part_ns", "part_ns_other"):
+        if start_ns is not None:
+            conds.append(f"{col} >= {int(start_ns)}")
+        if end_ns is not None:
+            conds.append(f"{col} < {int(end_ns)}")
+    if not conds:
+        return "TRUE"
+    return f"(part_ns IS NULL OR ({' AND '.join(conds)}))"
 
-    Rows come from DuckDB in Arrow batches (``trace_events_body`` in any
-    order, then ``trace_events_stacks`` ordered by track and time); Python
-    only concatenates each batch's buffer. The stream is gzip-compressed by
-    ISA-L on ``threads`` threads into a single member. Nothing follows the
-    closing ``]``.
+
+def write_trace_json(
+    con: duckdb.DuckDBPyConnection,
+    path: Path,
+    *,
+    part: tuple[int | None, int | None] = (None, None),
+    threads: int = 2,
+    compresslevel: int = 1,
+) -> JsonStats:
+    """Stream ``trace_events_selected`` into one gzip member holding one JSON
+    array.
+
+    Rows come from DuckDB in Arrow batches (the unordered events first, then
+    the B/E and async b/e events ordered by track and time); Python only
+    concatenates each batch's buffer. The stream is gzip-compressed by ISA-L
+    on ``threads`` threads into a single member. Nothing follows the closing
+    ``]``. ``part``: (start_ns, end_ns) of one part of a split trace
+    (:func:`part_filter`); the default writes every selected event.
 
     Returns: event count, uncompressed size in bytes and its CRC-32 (for
     :func:`check_gzip_trailer`).
@@ -115,10 +138,12 @@ def write_trace_json(
             crc = isal_zlib.crc32(buf, crc)
 
         emit(b"[\n")
+        where = part_filter(*part)
         queries = (
-            "SELECT event_json || ',\n' FROM trace_events_body",
-            "SELECT event_json || ',\n' FROM trace_events_stacks ORDER BY order_tid, "
-            "order_ns, order_phase, order_span, order_seq",
+            f"SELECT event_json || ',\n' FROM trace_events_selected WHERE NOT is_stacked "
+            f"AND {where}",
+            f"SELECT event_json || ',\n' FROM trace_events_selected WHERE is_stacked "
+            f"AND {where} ORDER BY order_tid, order_ns, order_phase, order_span, order_seq",
         )
         for query in queries:
             for arr in _string_batches(con, query):

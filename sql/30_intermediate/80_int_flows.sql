@@ -65,7 +65,9 @@ SELECT
     s_pid, s_tid, f_pid, f_tid,
     least(s_lo, f_ns) AS s_ns,
     f_ns,
-    f_ns >= api_start_ns AS is_placeable
+    f_ns >= api_start_ns AS is_placeable,
+    api_start_ns,
+    gpu_start_ns
 FROM placed;
 
 COMMENT ON VIEW int_flows IS 'One row per flow arrow from an API call to the GPU slice it launched or synchronized with, with both endpoints placed.';
@@ -81,4 +83,6 @@ COMMENT ON COLUMN int_flows.f_pid IS 'JSON pid of the ''f'' event.';
 COMMENT ON COLUMN int_flows.f_tid IS 'JSON tid of the ''f'' event.';
 COMMENT ON COLUMN int_flows.s_ns IS 'Time of the ''s'' event, UTC-epoch ns (inside the API slice, <= f_ns).';
 COMMENT ON COLUMN int_flows.f_ns IS 'Time of the ''f'' event, UTC-epoch ns (inside the GPU slice).';
+COMMENT ON COLUMN int_flows.api_start_ns IS 'Start of the API slice (the ''s'' end''s slice), UTC-epoch ns.';
+COMMENT ON COLUMN int_flows.gpu_start_ns IS 'Start of the GPU slice (the ''f'' end''s slice), UTC-epoch ns.';
 COMMENT ON COLUMN int_flows.is_placeable IS 'FALSE only when the GPU work ended before the call began: not drawn, counted in trace_summary.';

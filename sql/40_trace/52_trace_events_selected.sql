@@ -1,0 +1,46 @@
+-- trace_events_selected: the events of trace_events_body and
+-- trace_events_stacks that trace_selection keeps, with their sort keys.
+--
+-- Reads: trace_events_body, trace_events_stacks, trace_selection,
+-- trace_kept_pids.
+-- Invariants: metadata of every kept home and track (part_ns NULL); a
+-- slice's events when the slice starts in the window and its home is
+-- kept; a flow when both its slices do (is_stacked: B/E and async b/e,
+-- written in (order_tid, order_ns, order_phase, order_span, order_seq)
+-- order). Without --window and --devices, every event.
+
+CREATE OR REPLACE VIEW trace_events_selected AS
+WITH events AS (
+    SELECT event_json, part_ns, part_ns_other, pid, pid_other,
+        FALSE AS is_stacked, NULL::BIGINT AS order_tid,
+        NULL::BIGINT AS order_ns, NULL::INTEGER AS order_phase,
+        NULL::BIGINT AS order_span, NULL::BIGINT AS order_seq
+    FROM trace_events_body
+    UNION ALL
+    SELECT event_json, part_ns, part_ns_other, pid, pid_other, TRUE,
+        order_tid, order_ns, order_phase, order_span, order_seq
+    FROM trace_events_stacks
+)
+SELECT e.*
+FROM events AS e, trace_selection AS sel
+WHERE e.pid IN (SELECT pid FROM trace_kept_pids)
+    AND e.pid_other IN (SELECT pid FROM trace_kept_pids)
+    AND (e.part_ns IS NULL OR (
+        e.part_ns >= coalesce(sel.window_start_ns, e.part_ns)
+        AND e.part_ns < coalesce(sel.window_end_ns, e.part_ns + 1)
+        AND e.part_ns_other >= coalesce(sel.window_start_ns, e.part_ns_other)
+        AND e.part_ns_other < coalesce(sel.window_end_ns,
+            e.part_ns_other + 1)));
+
+COMMENT ON VIEW trace_events_selected IS 'The events of trace_events_body and trace_events_stacks that trace_selection (--window, --devices) keeps, with their sort keys.';
+COMMENT ON COLUMN trace_events_selected.event_json IS 'One JSON event object (text).';
+COMMENT ON COLUMN trace_events_selected.part_ns IS 'Start of the slice the event belongs to (UTC-epoch ns); NULL for metadata.';
+COMMENT ON COLUMN trace_events_selected.part_ns_other IS 'For a flow, the start of its GPU slice; otherwise part_ns.';
+COMMENT ON COLUMN trace_events_selected.pid IS 'JSON pid of the event.';
+COMMENT ON COLUMN trace_events_selected.pid_other IS 'For a flow, the JSON pid of its ''f'' end; otherwise pid.';
+COMMENT ON COLUMN trace_events_selected.is_stacked IS 'TRUE for B/E and async b/e events (written in sort-key order).';
+COMMENT ON COLUMN trace_events_selected.order_tid IS 'Sort key 1 of stacked events: JSON tid.';
+COMMENT ON COLUMN trace_events_selected.order_ns IS 'Sort key 2: event time, UTC-epoch ns.';
+COMMENT ON COLUMN trace_events_selected.order_phase IS 'Sort key 3: 0 E, 1 B, 2 b, 3 e.';
+COMMENT ON COLUMN trace_events_selected.order_span IS 'Sort key 4.';
+COMMENT ON COLUMN trace_events_selected.order_seq IS 'Sort key 5.';

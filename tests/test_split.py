@@ -1,0 +1,176 @@
+"""Traces that open: the JSON split in time windows (--max-json-size), and
+part of a capture (--window, --devices), on real reports, each part loaded
+by Perfetto's own importer (trace_processor_shell)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import perfetto_import
+from nsys_duck.cli import main
+from nsys_duck.convert import Options, convert
+from nsys_duck.errors import NsysDuckError
+from tests.paths import NEWER, REPORTS
+
+RODINIA = REPORTS / "rodinia_gaussian_8k_kernels" / "parquet"
+TWO_GPUS = NEWER / "nsysai_h100_2gpu_1s" / "nsysai_h100_2gpu_1s.sqlite"
+LIMIT = 2_000_000  # bytes of JSON per part: rodinia's 15 MB make ~9 parts
+
+QUERY = """
+SELECT (SELECT count(*) FROM slice) AS slices,
+       (SELECT count(*) FROM flow) AS flows,
+       (SELECT count(*) FROM stats WHERE severity IN ('error', 'data_loss')
+            AND value > 0) AS problems;
+"""
+
+
+def perfetto_counts(json_gz: Path, tmp_path: Path) -> tuple[int, int, int]:
+    """(slices, flows, error/data_loss stats) as Perfetto's importer sees them."""
+    binary = perfetto_import.find_binary()
+    if binary is None:
+        pytest.skip(perfetto_import.missing_message())
+    q = tmp_path / "q.sql"
+    q.write_text(QUERY)
+    out = (
+        subprocess.run(
+            [str(binary), "-q", str(q), str(json_gz)], capture_output=True, text=True, check=True
+        )
+        .stdout.strip()
+        .splitlines()
+    )
+    return tuple(int(v) for v in out[-1].split(","))
+
+
+def events(json_gz: Path) -> list[dict]:
+    with gzip.open(json_gz, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def summary(res) -> dict[str, object]:
+    return dict(res.summary)
+
+
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory):
+    """rodinia converted in one piece (the reference)."""
+    out = tmp_path_factory.mktemp("whole")
+    return convert(RODINIA, Options(output_dir=out / "r", database=False))
+
+
+@pytest.fixture(scope="module")
+def split(tmp_path_factory):
+    out = tmp_path_factory.mktemp("split")
+    return convert(RODINIA, Options(output_dir=out / "r", database=False, max_json_bytes=LIMIT))
+
+
+def test_a_trace_over_the_limit_is_written_in_parts_that_each_open(whole, split, tmp_path):
+    ws = split.workspace
+    parts = ws.json_parts
+    assert len(parts) >= 3, parts
+    assert not ws.json_gz.exists()  # no single file over the limit
+    assert summary(split)["trace parts (JSON over --max-json-size)"] == len(parts)
+    slices = flows = 0
+    for part in parts:
+        with gzip.open(part, "rb") as f:
+            assert len(f.read()) <= LIMIT, part.name
+        s, fl, problems = perfetto_counts(part, tmp_path)
+        assert problems == 0, part.name
+        slices += s
+        flows += fl
+    whole_slices, whole_flows, problems = perfetto_counts(whole.workspace.json_gz, tmp_path)
+    assert problems == 0
+    # no slice is lost, cut or doubled; a flow is drawn in one part or counted
+    assert slices == whole_slices == summary(whole)["slices"]
+    across = summary(split).get("flows across two parts (not drawn)", 0)
+    assert flows + across == whole_flows
+    # the Parquet stays whole and equal
+    rows = duckdb.execute(f"SELECT count(*) FROM '{split.workspace.events_parquet}'").fetchall()[0][0]
+    assert rows == summary(whole)["Parquet rows"]
+
+
+def test_parts_share_tracks_names_and_time_base(split):
+    metas = []
+    for part in split.workspace.json_parts:
+        meta = sorted(json.dumps(e, sort_keys=True) for e in events(part) if e["ph"] == "M")
+        metas.append(meta)
+        assert any('"epoch_ns"' in m for m in meta)
+    assert all(m == metas[0] for m in metas)
+
+
+def test_parts_are_consecutive_windows_by_slice_start(split):
+    last_end = None
+    for part in split.workspace.json_parts:
+        starts = [e["ts"] for e in events(part) if e["ph"] in ("X", "B", "i", "b")]
+        assert starts
+        if last_end is not None:
+            assert min(starts) >= last_end  # a slice goes to the part where it starts
+        last_end = max(starts)
+
+
+def test_converting_again_unsplit_removes_the_parts(split, tmp_path):
+    out = split.workspace.dir
+    res = convert(RODINIA, Options(output_dir=out, database=False))
+    assert res.workspace.json_gz.exists()
+    assert res.workspace.json_parts == []
+
+
+def test_window_keeps_the_slices_starting_in_it(whole, tmp_path):
+    base = whole.base_ns
+    lo_ns, hi_ns = duckdb.execute(
+        f"SELECT quantile_disc(start_ns, 0.3), quantile_disc(start_ns, 0.6) "
+        f"FROM '{whole.workspace.events_parquet}'"
+    ).fetchall()[0]
+    start_s, end_s = (lo_ns - base) / 1e9, (hi_ns - base) / 1e9
+    res = convert(
+        RODINIA,
+        Options(output_dir=tmp_path / "w", database=False, window=(start_s, end_s)),
+    )
+    starts = [e["ts"] for e in events(res.workspace.json_gz) if e["ph"] in ("X", "B", "i", "b")]
+    assert starts and min(starts) >= start_s * 1e6 - 1e-3 and max(starts) < end_s * 1e6
+    lo = base + round(start_s * 1e9)
+    hi = base + round(end_s * 1e9)
+    expected = duckdb.execute(
+        f"SELECT count(*) FROM '{whole.workspace.events_parquet}' "
+        f"WHERE start_ns >= {lo} AND start_ns < {hi}"
+    ).fetchall()[0][0]
+    slices, _, problems = perfetto_counts(res.workspace.json_gz, tmp_path)
+    assert problems == 0 and slices == expected
+
+
+@pytest.mark.skipif(not TWO_GPUS.exists(), reason="needs shared/data/newer")
+def test_devices_keeps_only_the_homes_of_those_devices(tmp_path):
+    res = convert(TWO_GPUS, Options(output_dir=tmp_path / "d", database=False, devices=(1,)))
+    evs = events(res.workspace.json_gz)
+    names = {e["pid"]: e["args"]["name"] for e in evs if e.get("name") == "process_name"}
+    assert names and all("Device 1" in n or "GPU 1" in n for n in names.values()), names
+    assert {e["pid"] for e in evs} <= set(names)
+    slices, _, problems = perfetto_counts(res.workspace.json_gz, tmp_path)
+    expected = duckdb.execute(
+        f"SELECT count(*) FROM '{res.workspace.events_parquet}' "
+        f"WHERE pid IN ({','.join(map(str, names))})"
+    ).fetchall()[0][0]
+    assert problems == 0 and slices == expected > 0
+
+
+def test_a_device_the_capture_lacks_is_refused_in_one_sentence(tmp_path):
+    with pytest.raises(NsysDuckError) as exc:
+        convert(RODINIA, Options(output_dir=tmp_path / "x", database=False, devices=(7,)))
+    msg = str(exc.value)
+    assert "--devices 7" in msg and "device(s) 0" in msg and "\n" not in msg.strip()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--window", "5"], ["--window", "4:2"], ["--devices", "a"], ["--max-json-size", "lots"]],
+)
+def test_bad_selection_options_are_refused(args, tmp_path):
+    from click.testing import CliRunner
+
+    res = CliRunner().invoke(main, ["convert", str(RODINIA), "-o", str(tmp_path / "o"), *args])
+    assert res.exit_code == 2 and args[0] in res.output
