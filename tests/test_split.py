@@ -90,7 +90,8 @@ def test_a_trace_over_the_limit_is_written_in_parts_that_each_open(whole, split,
     across = summary(split).get("flows across two parts (not drawn)", 0)
     assert flows + across == whole_flows
     # the Parquet stays whole and equal
-    rows = duckdb.execute(f"SELECT count(*) FROM '{split.workspace.events_parquet}'").fetchall()[0][0]
+    parquet = split.workspace.events_parquet
+    rows = duckdb.execute(f"SELECT count(*) FROM '{parquet}'").fetchall()[0][0]
     assert rows == summary(whole)["Parquet rows"]
 
 
