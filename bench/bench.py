@@ -21,7 +21,10 @@ The timed conversion includes the contract checks (the ``check_*`` views
 ``convert`` runs before writing); ``checks s`` is their share of ``wall s``
 (from ``--timings``), ``checks %`` that share in percent.
 
-Usage: python bench/bench.py [--scale 1m|5m] [--reports N] [--no-validate]
+A trace written in parts (over ``--max-json-size``) is validated part by
+part; ``events`` counts all parts.
+
+Usage: python bench/bench.py [--scale 1m|5m|10m|20m ...] [--reports N] [--no-validate]
 """
 
 from __future__ import annotations
@@ -58,6 +61,10 @@ SEEDS = {
         "abacus_many_kernels": 80,
         "keras_darknet53_nvtx_startend": 160,
     },
+    # the deep-NVTX seed at 10M rows (issue 12: "a 10M-row input completes")
+    "10m": {"pytorch_nvtx_profiling": 400},
+    # ~20M trace events (7M kernels and launches), past --max-json-size: written in parts
+    "20m": {"abacus_many_kernels": 112},
 }
 
 FLOOR_CODE = r"""
@@ -199,11 +206,17 @@ def dev_inputs(n: int) -> list[tuple[str, Path]]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--scale", choices=["1m", "5m"], help="also bench scaled inputs")
+    ap.add_argument(
+        "--scale",
+        choices=list(SEEDS),
+        action="append",
+        default=[],
+        help="also bench scaled inputs (repeat: --scale 1m --scale 5m)",
+    )
     ap.add_argument("--reports", type=int, default=4, help="how many of the largest dev reports")
     ap.add_argument("--no-validate", action="store_true")
     args = ap.parse_args(argv)
-    inputs = dev_inputs(args.reports) + (scaled_inputs(args.scale) if args.scale else [])
+    inputs = dev_inputs(args.reports) + [i for size in args.scale for i in scaled_inputs(size)]
     exe = str(Path(sys.executable).with_name("nsys-duck"))
     nc = ncompass_binary()
     if nc is None:
@@ -239,9 +252,13 @@ def main(argv=None) -> int:
                 )
             )
             verdict = ""
+            traces = sorted(Path(ws).glob("*/*.perfetto.json.gz"))
+            if len(traces) > 1:
+                verdict = f"{len(traces)} parts; "
             if not args.no_validate:
                 t0 = time.perf_counter()
-                verdict = validate(Path(out.strip().splitlines()[-1]))
+                verdicts = {validate(t) for t in traces}
+                verdict += " ".join(sorted(verdicts))
                 verdict += f" (validation {time.perf_counter() - t0:.1f} s)"
         tables = [t for t in EVENT_TABLES if (folder / f"{t}.parquet").exists()]
         floor, _, _ = run_measured([sys.executable, "-c", FLOOR_CODE, str(folder), *tables])
