@@ -7,7 +7,8 @@
 -- slice's events when the slice starts in the window and its home is
 -- kept; a flow when both its slices do (is_stacked: B/E and async b/e,
 -- written in (order_tid, order_ns, order_phase, order_span, order_seq)
--- order). Without --window and --devices, every event.
+-- order). Without --window and --devices, every event (also one whose
+-- pid is no home: the checks, not this view, judge the events).
 
 CREATE OR REPLACE VIEW trace_events_selected AS
 WITH events AS (
@@ -23,8 +24,8 @@ WITH events AS (
 )
 SELECT e.*
 FROM events AS e, trace_selection AS sel
-WHERE e.pid IN (SELECT pid FROM trace_kept_pids)
-    AND e.pid_other IN (SELECT pid FROM trace_kept_pids)
+WHERE (sel.devices IS NULL OR (e.pid IN (SELECT pid FROM trace_kept_pids)
+        AND e.pid_other IN (SELECT pid FROM trace_kept_pids)))
     AND (e.part_ns IS NULL OR (
         e.part_ns >= coalesce(sel.window_start_ns, e.part_ns)
         AND e.part_ns < coalesce(sel.window_end_ns, e.part_ns + 1)
