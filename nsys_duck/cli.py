@@ -226,7 +226,7 @@ def _terminate(signum, frame):
 @click.option(
     "--max-json-size",
     "max_json_size",
-    default="1GB",
+    default=f"{Options.max_json_bytes // 10**6}MB",
     show_default=True,
     help="Past this much uncompressed JSON (estimated before writing), write "
     "the trace in consecutive time windows NAME.part-001.perfetto.json.gz, ... "

@@ -78,7 +78,8 @@ class Options:
     threads: int | None = None
     validate: bool = True  # run the contract checks (check_* views) before writing
     database: bool = True  # also write NAME.duckdb (the pipeline's views and tables)
-    max_json_bytes: int = 1_000_000_000  # split the JSON past this (--max-json-size)
+    # split the JSON past this many bytes (--max-json-size)
+    max_json_bytes: int = int(pipeline.DEFAULT_OPTIONS["max_json_bytes"])
     window: tuple[float | None, float | None] | None = None  # --window START:END, s after ts 0
     devices: tuple[int, ...] = ()  # --devices 0,3 (empty: every device)
 

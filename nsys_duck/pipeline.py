@@ -138,7 +138,9 @@ class Context:
 # the CLI does not set them (a replay such as the workbench passes fewer).
 DEFAULT_OPTIONS: dict[str, object] = {
     "nvtx_scope": "thread",
-    "max_json_bytes": 1_000_000_000,  # --max-json-size (README: traces that open)
+    # --max-json-size: what ui.perfetto.dev opens (README, "Traces that open":
+    # the importer takes 2-2.2x the JSON's size in memory, the browser ~2 GB)
+    "max_json_bytes": 800_000_000,
     "window_start_s": None,  # --window START:END, seconds after ts 0
     "window_end_s": None,
     "devices": [],  # --devices 0,3

@@ -11,7 +11,7 @@
 -- Template variables: window_start_s, window_end_s (numbers or None),
 -- devices (list of integers, empty: all).
 
-SELECT CASE WHEN missing <> [] THEN error('--devices ' || array_to_string(
+SELECT CASE WHEN missing <> [] THEN error('refuse: --devices ' || array_to_string(
         missing, ',') || ': the capture has device(s) ' || coalesce(
         array_to_string(present, ','), 'none')) END
 FROM (
