@@ -1,9 +1,8 @@
 -- _int_nvtx_owner_chains: (owner_id, nvtx_id) for every range that is the
--- innermost owner of a tree-decided launch call without pair owners, and
--- every range of its chain (private helper of _int_nvtx_owner_paths).
+-- innermost owner of a tree-decided launch call, and every range of its
+-- chain (private helper of _int_nvtx_owner_paths and _int_nvtx_call_chains).
 --
--- Reads: int_nvtx_call_innermost, _int_nvtx_call_owners,
--- int_nvtx_range_tree.
+-- Reads: int_nvtx_call_innermost, int_nvtx_range_tree.
 -- Invariants: one row per (owner, range of its chain, itself included).
 -- How: on a thread whose ranges nest, the chain of O is the ranges before
 -- it in stack order that end no earlier (seq <= O.seq AND end_ns >=
@@ -22,7 +21,6 @@ FROM (
         (CAST(t.global_tid AS HUGEINT) << 64) + t.end_ns AS k_end
     FROM int_nvtx_call_innermost AS c
     JOIN int_nvtx_range_tree AS t ON t.nvtx_id = c.nvtx_id
-    WHERE c.call_id NOT IN (SELECT call_id FROM _int_nvtx_call_owners)
 ) AS o
 JOIN (
     SELECT nvtx_id,

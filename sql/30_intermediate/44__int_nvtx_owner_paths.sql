@@ -6,8 +6,7 @@
 -- Invariants: one row per such nvtx_id; nvtx_ids and nvtx_names have the
 -- same length and order (by depth: the path order of a chain). Calls that
 -- also have pair owners (_int_nvtx_call_owners) take their path from
--- _int_nvtx_call_paths instead, so their innermost owners are not listed
--- for them.
+-- _int_nvtx_call_paths instead (int_nvtx_op_paths).
 -- How: a path is built once per innermost owner (many launches share one
 -- in most captures), from _int_nvtx_owner_chains, in one of two ways with
 -- the same result. Deep chains (more chain elements than 3x the ranges: pytorch's 1,000-deep
