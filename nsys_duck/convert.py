@@ -591,26 +591,24 @@ def _convert_locked(
                 timings.extend(checked.timings)
                 if watch.hit:
                     raise KeyboardInterrupt
-            parts = con.execute(
-                "SELECT part, start_ns, end_ns FROM trace_parts ORDER BY part"
-            ).fetchall()
-            jsons = [ws.json_gz] if len(parts) == 1 else [ws.json_part(p[0]) for p in parts]
+            parts = [
+                p for (p,) in con.execute("SELECT part FROM trace_parts ORDER BY part").fetchall()
+            ]
+            jsons = [ws.json_gz] if len(parts) == 1 else [ws.json_part(p) for p in parts]
             finals = [*jsons, ws.events_parquet, ws.kernel_dependencies]
             tmps = [writers.temp_path(f) for f in finals]
             tmp_files.extend(tmps)
             json_bytes = events = 0
             stage = "writing the JSON trace"
+            n_json = len(jsons)
             with _timed(timings, "write JSON"):
-                for (part, start_ns, end_ns), tmp in zip(parts, tmps, strict=False):
-                    progress(
-                        "writing JSON" if len(parts) == 1 else f"writing JSON part {part}",
-                        None,
-                    )
-                    stats = writers.write_trace_json(con, tmp, part=(start_ns, end_ns))
+                progress("writing JSON" if n_json == 1 else f"writing JSON ({n_json} parts)", None)
+                for tmp, stats in zip(
+                    tmps, writers.write_trace_json(con, tmps[:n_json]), strict=False
+                ):
                     writers.check_gzip_trailer(tmp, stats)
                     json_bytes += stats.bytes_uncompressed
                     events += stats.events
-            n_json = len(jsons)
             progress("writing Parquet", None)
             stage = "writing the aligned Parquet"
             with _timed(timings, "write Parquet"):

@@ -9,12 +9,14 @@ of a good one).
 from __future__ import annotations
 
 import os
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from isal import igzip_threaded, isal_zlib
 
@@ -53,12 +55,13 @@ def temp_path(final: Path) -> Path:
     return final.with_name(f".{final.name}.tmp-{os.getpid()}")
 
 
-def _string_batches(con: duckdb.DuckDBPyConnection, query: str):
-    """Yield the single VARCHAR column of ``query`` as Arrow string arrays."""
+def _part_batches(con: duckdb.DuckDBPyConnection, query: str):
+    """Yield (part, text) Arrow arrays of ``query``'s two columns (INTEGER
+    part, NULL for every part; VARCHAR event text), batch by batch."""
     reader = arrow_reader(con.sql(query), JSON_BATCH_ROWS)
     for batch in reader:
         if batch.num_rows:
-            yield batch.column(0)
+            yield batch.column(0), batch.column(1)
 
 
 def _concat(arr: pa.Array) -> memoryview:
@@ -88,81 +91,107 @@ class JsonStats:
     crc32: int = 0  # CRC-32 of the uncompressed text, as the gzip trailer holds it
 
 
-def part_filter(start_ns: int | None, end_ns: int | None) -> str:
-    """SQL condition on ``trace_events_selected`` keeping one part of a split
-    trace: metadata, and events whose slice (both slices, for a flow) starts
-    in [start_ns, end_ns) (UTC-epoch ns; None: open). See
-    ``40_trace/53_trace_parts.sql``."""
-    conds = []
-    for col in ("part_ns", "part_ns_other"):
-        if start_ns is not None:
-            conds.append(f"{col} >= {int(start_ns)}")
-        if end_ns is not None:
-            conds.append(f"{col} < {int(end_ns)}")
-    if not conds:
-        return "TRUE"
-    return f"(part_ns IS NULL OR ({' AND '.join(conds)}))"
+class _PartStream:
+    """One gzip file of the trace being written: its size, CRC-32, event
+    count, and the last buffer, held back so the final ``,\n`` can be
+    replaced by ``\n]``."""
+
+    def __init__(self, out) -> None:
+        self.out = out
+        self.size = 0
+        self.crc = 0
+        self.events = 0
+        self.pending: memoryview | bytes | None = None
+        self.emit(b"[\n")
+
+    def emit(self, buf) -> None:
+        self.out.write(buf)
+        self.size += len(buf)
+        self.crc = isal_zlib.crc32(buf, self.crc)
+
+    def add(self, arr: pa.Array) -> None:
+        if not len(arr):
+            return
+        if self.pending is not None:
+            self.emit(self.pending)
+        self.pending = _concat(arr)
+        self.events += len(arr)
+
+    def close(self) -> JsonStats:
+        if self.pending is None:
+            raise NsysDuckError("no trace events to write")
+        self.emit(bytes(self.pending[:-2]) + b"\n]")  # drop the last ",\n"
+        return JsonStats(self.events, self.size, self.crc)
 
 
 def write_trace_json(
     con: duckdb.DuckDBPyConnection,
-    path: Path,
+    paths: list[Path],
     *,
-    part: tuple[int | None, int | None] = (None, None),
     threads: int = 2,
     compresslevel: int = 1,
-) -> JsonStats:
-    """Stream ``trace_events_selected`` into one gzip member holding one JSON
-    array.
+) -> list[JsonStats]:
+    """Stream ``trace_events_parted`` into ``paths[k]``, the file of part
+    k + 1 (``trace_parts``; one path: the whole trace), each one gzip member
+    holding one JSON array.
 
-    Rows come from DuckDB in Arrow batches (the unordered events first, then
-    the B/E and async b/e events ordered by track and time); Python only
-    concatenates each batch's buffer. The stream is gzip-compressed by ISA-L
-    on ``threads`` threads into a single member. Nothing follows the closing
-    ``]``. ``part``: (start_ns, end_ns) of one part of a split trace
-    (:func:`part_filter`); the default writes every selected event.
+    One pass over the events, whatever the number of parts: rows come from
+    DuckDB in Arrow batches (the unordered events first, then the B/E and
+    async b/e events ordered by track and time), each row goes to its part's
+    file (metadata, part NULL, to every file), and Python only concatenates
+    buffers. Each file is gzip-compressed by ISA-L (``threads`` threads in
+    all) into a single member; nothing follows the closing ``]``.
 
-    Returns: event count, uncompressed size in bytes and its CRC-32 (for
-    :func:`check_gzip_trailer`).
+    Returns: per path, event count, uncompressed size in bytes and CRC-32
+    (for :func:`check_gzip_trailer`).
+
+    Raises:
+        NsysDuckError: a row without event text (NULL: a bug in the SQL
+            stages), a part number outside 1..len(paths), or a part with
+            no events.
     """
-    events = 0
-    size = 0
-    crc = 0
-    pending: memoryview | None = None
-    with igzip_threaded.open(path, "wb", compresslevel=compresslevel, threads=threads) as out:
-
-        def emit(buf) -> None:
-            nonlocal size, crc
-            out.write(buf)
-            size += len(buf)
-            crc = isal_zlib.crc32(buf, crc)
-
-        emit(b"[\n")
-        where = part_filter(*part)
+    n = len(paths)
+    per_file = max(1, threads // n)
+    with ExitStack() as stack:
+        parts = [
+            _PartStream(
+                stack.enter_context(
+                    igzip_threaded.open(p, "wb", compresslevel=compresslevel, threads=per_file)
+                )
+            )
+            for p in paths
+        ]
         queries = (
-            f"SELECT event_json || ',\n' FROM trace_events_selected WHERE NOT is_stacked "
-            f"AND {where}",
-            f"SELECT event_json || ',\n' FROM trace_events_selected WHERE is_stacked "
-            f"AND {where} ORDER BY order_tid, order_ns, order_phase, order_span, order_seq",
+            "SELECT part, event_json || ',\n' FROM trace_events_parted WHERE NOT is_stacked",
+            "SELECT part, event_json || ',\n' FROM trace_events_parted WHERE is_stacked "
+            "ORDER BY order_tid, order_ns, order_phase, order_span, order_seq",
         )
         for query in queries:
-            for arr in _string_batches(con, query):
-                if arr.null_count:
+            for part, text in _part_batches(con, query):
+                if text.null_count:
                     # a NULL row would vanish from the buffer and break the
                     # array: refuse rather than write a damaged trace
-                    view = query.split("FROM ", 1)[1].split()[0]
                     raise NsysDuckError(
-                        f"{arr.null_count} rows of {view} have no event text (NULL "
-                        "event_json: a bug in the SQL stages)"
+                        f"{text.null_count} rows of trace_events_parted have no event "
+                        "text (NULL event_json: a bug in the SQL stages)"
                     )
-                if pending is not None:
-                    emit(pending)
-                pending = _concat(arr)
-                events += len(arr)
-        if pending is None:
-            raise NsysDuckError("no trace events to write")
-        emit(bytes(pending[:-2]) + b"\n]")  # drop the last ",\n"
-    return JsonStats(events, size, crc)
+                if n == 1 or part.null_count == len(part):
+                    rows = [(None, text)]
+                else:
+                    rows = [(None, pc.filter(text, pc.is_null(part)))] if part.null_count else []
+                    for k in pc.unique(part.drop_null()).to_pylist():
+                        rows.append((k, pc.filter(text, pc.equal(part, k))))
+                for k, arr in rows:
+                    if k is None:
+                        for stream in parts:
+                            stream.add(arr)
+                    elif 1 <= k <= n:
+                        parts[k - 1].add(arr)
+                    else:
+                        raise NsysDuckError(
+                            f"trace_events_parted names part {k}; trace_parts has {n}"
+                        )
+        return [stream.close() for stream in parts]
 
 
 def check_gzip_trailer(path: Path, stats: JsonStats) -> None:

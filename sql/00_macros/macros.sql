@@ -75,3 +75,10 @@ CREATE OR REPLACE MACRO track_depth_levels() AS 500;
 CREATE OR REPLACE MACRO nsys_drawable_gpu_row(start_ns, end_ns, device_id) AS
     start_ns IS NOT NULL AND end_ns IS NOT NULL AND end_ns >= start_ns
     AND device_id >= 0;
+
+-- The part of a split JSON trace that holds an event whose slice starts at
+-- ts (UTC-epoch ns, not NULL): 1 + the number of part starts at or before
+-- ts. starts: trace_part_starts.starts (start_ns of parts 2..N, in order;
+-- [] for one part). Contract: traces that open (40_trace/53_trace_parts.sql).
+CREATE OR REPLACE MACRO trace_part_of(starts, ts) AS
+    1 + len(list_filter(starts, lambda s: s <= ts));

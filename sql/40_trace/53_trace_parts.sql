@@ -12,6 +12,7 @@
 -- is cut when its estimate would pass FILL of the limit (room for the
 -- sample's error); a bucket alone above it is a part of its own.
 -- Template variable: max_json_bytes (integer).
+-- Which part an event is in: trace_part_of(trace_part_starts.starts, ts).
 
 CREATE OR REPLACE TABLE trace_parts AS
 WITH params AS (

@@ -1,7 +1,8 @@
 -- trace_split_summary: what --window, --devices and the split into parts
 -- leave out of the JSON, one row per (metric, value) in print order.
 --
--- Reads: int_flows, trace_parts, trace_selection, trace_kept_pids.
+-- Reads: int_flows, trace_parts, trace_part_starts, trace_selection,
+-- trace_kept_pids.
 -- Invariants: only lines with a count above zero; "trace parts" when the
 -- trace is split. A flow is drawn when both its slices are in the
 -- selection and in one part; the others are counted here, never cut.
@@ -16,13 +17,9 @@ WITH flows AS (
         AND f.api_start_ns < coalesce(sel.window_end_ns, f.api_start_ns + 1)
         AND f.gpu_start_ns < coalesce(sel.window_end_ns, f.gpu_start_ns + 1)
             AS is_selected,
-        (SELECT max(part) FROM trace_parts AS p
-            WHERE coalesce(p.start_ns, f.api_start_ns) <= f.api_start_ns)
-            AS api_part,
-        (SELECT max(part) FROM trace_parts AS p
-            WHERE coalesce(p.start_ns, f.gpu_start_ns) <= f.gpu_start_ns)
-            AS gpu_part
-    FROM int_flows AS f, trace_selection AS sel
+        trace_part_of(b.starts, f.api_start_ns) AS api_part,
+        trace_part_of(b.starts, f.gpu_start_ns) AS gpu_part
+    FROM int_flows AS f, trace_selection AS sel, trace_part_starts AS b
     WHERE f.is_placeable
 ),
 lines AS (

@@ -1,0 +1,37 @@
+-- trace_events_parted: the events of the JSON trace with the part each one
+-- is written in; the JSON writer reads it in one pass and routes each row to
+-- its part's file (NAME.part-NNN.perfetto.json.gz, or NAME.perfetto.json.gz
+-- when trace_parts has one row).
+--
+-- Reads: trace_events_selected, trace_part_starts.
+-- Invariants: part = trace_part_of(starts, part_ns) (00_macros, 53_trace_parts),
+-- in 1..N; NULL for metadata (part_ns NULL), which every part holds; a flow
+-- is kept only when both its slices start in one part (part_ns and
+-- part_ns_other), the others are counted by trace_split_summary; no event
+-- text is changed. One part: every selected event, part 1.
+
+CREATE OR REPLACE VIEW trace_events_parted AS
+WITH located AS (
+    SELECT
+        e.*,
+        CASE WHEN e.part_ns IS NOT NULL
+            THEN trace_part_of(b.starts, e.part_ns) END AS part,
+        CASE WHEN e.part_ns IS NOT NULL
+            THEN trace_part_of(b.starts, e.part_ns_other) END AS part_other
+    FROM trace_events_selected AS e, trace_part_starts AS b
+)
+SELECT
+    CAST(part AS INTEGER) AS part, event_json, is_stacked,
+    order_tid, order_ns, order_phase, order_span, order_seq
+FROM located
+WHERE part IS NOT DISTINCT FROM part_other;
+
+COMMENT ON VIEW trace_events_parted IS 'The events of the JSON trace (trace_events_selected) with the part of a split trace each is written in (NULL: metadata, in every part); flows across two parts are left out.';
+COMMENT ON COLUMN trace_events_parted.part IS 'Part number (trace_parts.part) whose window holds the start of the event''s slice; NULL for metadata (written in every part).';
+COMMENT ON COLUMN trace_events_parted.event_json IS 'One JSON event object (text).';
+COMMENT ON COLUMN trace_events_parted.is_stacked IS 'TRUE for B/E and async b/e events (written in sort-key order).';
+COMMENT ON COLUMN trace_events_parted.order_tid IS 'Sort key 1 of stacked events: JSON tid.';
+COMMENT ON COLUMN trace_events_parted.order_ns IS 'Sort key 2: event time, UTC-epoch ns.';
+COMMENT ON COLUMN trace_events_parted.order_phase IS 'Sort key 3: 0 E, 1 B, 2 b, 3 e.';
+COMMENT ON COLUMN trace_events_parted.order_span IS 'Sort key 4.';
+COMMENT ON COLUMN trace_events_parted.order_seq IS 'Sort key 5.';
