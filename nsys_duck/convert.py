@@ -456,10 +456,17 @@ def _os_failure(exc: OSError, ws: Workspace) -> WorkspaceError:
 
 
 def _duckdb_failure(
-    message: str, export_dir: Path, ws: Workspace, opts: Options, otherwise: NsysDuckError
+    message: str,
+    export_dir: Path,
+    ws: Workspace,
+    opts: Options,
+    otherwise: NsysDuckError,
+    where: str,
 ) -> NsysDuckError:
     """Turn a DuckDB failure into the most useful sentence.
 
+    ``where``: the SQL file (``30_intermediate/50_int_slices.sql``) or the
+    step (``writing the JSON trace``) that failed, named when memory ran out.
     Running out of disk or memory says what to change; a damaged export file
     is named (every file is read once more to find it, on this failure path
     only); anything else is ``otherwise`` (the stage and DuckDB's message).
@@ -469,7 +476,8 @@ def _duckdb_failure(
         return _os_failure(OSError(errno.ENOSPC, "No space left on device"), ws)
     if "Out of Memory" in text:
         return NsysDuckError(
-            f"DuckDB ran out of memory (--memory-limit {opts.memory_limit}); raise --memory-limit"
+            f"DuckDB ran out of memory in {where} (--memory-limit {opts.memory_limit}); "
+            "raise --memory-limit"
         )
     damaged = sources.find_damaged(export_dir)
     if damaged is not None:
@@ -634,10 +642,11 @@ def _convert_locked(
         except checks_mod.CheckFailed:
             raise  # the tables break a rule: no damaged file or full disk to find
         except SqlStageError as exc:
-            raise _duckdb_failure(str(exc), export_dir, ws, opts, exc) from None
+            where = str(exc).split(": ", 1)[0] if ": " in str(exc) else stage
+            raise _duckdb_failure(str(exc), export_dir, ws, opts, exc, where) from None
         except duckdb.Error as exc:
             raise _duckdb_failure(
-                str(exc), export_dir, ws, opts, SqlStageError(f"{stage}: {_lines(exc)}")
+                str(exc), export_dir, ws, opts, SqlStageError(f"{stage}: {_lines(exc)}"), stage
             ) from None
         except OSError as exc:
             raise _os_failure(exc, ws) from None
