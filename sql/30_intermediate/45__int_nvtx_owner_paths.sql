@@ -48,7 +48,7 @@ WITH deep_orders AS (
 )
 SELECT o.owner_id,
     list_select(lookup.ids, o.ranks),
-    list_select(lookup.names, o.ranks)
+    list_select(lookup.names, list_select(lookup.name_nos, o.ranks))
 FROM deep_orders AS o, _int_nvtx_path_lookup AS lookup;
 {% endfor %}
 
