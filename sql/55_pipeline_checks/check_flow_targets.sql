@@ -36,7 +36,7 @@ WITH ends AS (
     WHERE flows.is_placeable
 ),
 
-x_slices AS (
+x_slices AS NOT MATERIALIZED (
     SELECT slice_id, json_tid AS tid, start_ns, end_ns
     FROM int_slices_on_tracks
     WHERE ph = 'X'
@@ -157,6 +157,11 @@ SELECT
     found.bound_id
 FROM found
 CROSS JOIN trace_base
-LEFT JOIN int_slices AS named ON named.slice_id = found.target_id;
+LEFT JOIN (
+    -- names of the targets of violations only: a hash table over every
+    -- slice's name ran the 16M-NVTX input out of memory at 2GB
+    SELECT slice_id, cat, name FROM int_slices
+    WHERE slice_id IN (SELECT target_id FROM found)
+) AS named ON named.slice_id = found.target_id;
 
 COMMENT ON VIEW check_flow_targets IS 'Contract check (output-contract.md, Events: flows; perfetto-json.md, flow binding): each drawn flow''s s end lies in its CUDA API slice and its f end in its GPU slice, the slices int_flows meant (start <= ts < end, after the start of a slice longer than 1 ns), and Perfetto binds each end to exactly that slice (no slice nested in it holds the end). Rows = violations (message, seq = the flow event in chk_events, flow_id, flow_end, target_id, bound_id).';
