@@ -649,6 +649,12 @@ def _convert_locked(
                 str(exc), export_dir, ws, opts, SqlStageError(f"{stage}: {_lines(exc)}"), stage
             ) from None
         except OSError as exc:
+            if "Out of Memory" in str(exc):
+                # DuckDB's error reaching us through pyarrow's stream reader
+                # (the writers) is an OSError, not a write failure
+                raise _duckdb_failure(
+                    str(exc), export_dir, ws, opts, SqlStageError(f"{stage}: {_lines(exc)}"), stage
+                ) from None
             raise _os_failure(exc, ws) from None
         summary += [
             ("JSON events", events),
