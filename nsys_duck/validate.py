@@ -485,8 +485,11 @@ def _execute(con: duckdb.DuckDBPyConnection, sql: str, params=None) -> list[tupl
         while not done.wait(0.05):
             pass
     except BaseException:
+        # again until the worker is done: an interrupt that lands before
+        # DuckDB started the query is lost, and the query would run on
         con.interrupt()
-        done.wait()
+        while not done.wait(0.1):
+            con.interrupt()
         raise
     if isinstance(box[0], BaseException):
         if isinstance(box[0], RuntimeError) and "interrupted" in str(box[0]).lower():
