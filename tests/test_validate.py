@@ -933,6 +933,10 @@ def test_ctrl_c_interrupts_a_running_query():
     import duckdb
 
     con = duckdb.connect()
+    # a shell starting the suite in the background (``cmd &``) leaves SIGINT
+    # ignored, and Python then keeps it ignored: the signal would never
+    # reach us and the query would run on; give SIGINT Python's handler here
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
     t0 = time.monotonic()
     timer.start()
@@ -943,6 +947,7 @@ def test_ctrl_c_interrupts_a_running_query():
             )
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     assert time.monotonic() - t0 < 10
     assert con.execute("SELECT 42").fetchall() == [(42,)]
     con.close()
