@@ -28,6 +28,10 @@ from .errors import InputError
 
 FILE_NAME = "nsys-duck.json"
 FORMAT = 1  # bumped when the fields change meaning
+FOOTER_BYTES = 65536  # of each export Parquet file, in its fingerprint
+# prefix of an export folder's digest (earlier versions hashed the
+# listing with mtimes; such a record cannot be compared: mirror again)
+EXPORT_DIGEST = "footers:"
 _CHUNK = 1 << 20
 
 
@@ -62,27 +66,31 @@ def fingerprint(path: Path, kind: str, recorded: dict | None = None) -> Fingerpr
 
     A file is hashed unless ``recorded`` (a manifest's ``source``) has the
     same path and stat key. An export folder (``kind == 'export'``) is
-    hashed by its listing (name, size, mtime of each ``*.parquet``): it is
-    mirrored again on every conversion, so only its identity matters.
+    hashed by the name, size and last :data:`FOOTER_BYTES` of each
+    ``*.parquet`` (the Parquet footer: schema, row counts, column
+    statistics): the same export copied elsewhere (a second clone of the
+    shipped example, ``cp -r``) is the same report, whatever its mtimes; it
+    is mirrored again on every conversion, so only its identity matters.
 
     Raises:
         InputError: the file cannot be read.
     """
     path = Path(path).resolve()
     if kind == "export":
-        listing = []
-        for p in sorted(path.glob("*.parquet")):
-            st = p.stat()
-            listing.append([p.name, st.st_size, st.st_mtime_ns])
-        digest = hashlib.sha256(json.dumps(listing).encode()).hexdigest()
-        return Fingerprint(
-            str(path),
-            kind,
-            sum(x[1] for x in listing),
-            max((x[2] for x in listing), default=0),
-            digest,
-            [],
-        )
+        h = hashlib.sha256()
+        size = newest = 0
+        try:
+            for p in sorted(path.glob("*.parquet")):
+                st = p.stat()
+                size += st.st_size
+                newest = max(newest, st.st_mtime_ns)
+                h.update(json.dumps([p.name, st.st_size]).encode())
+                with open(p, "rb") as f:
+                    f.seek(max(0, st.st_size - FOOTER_BYTES))
+                    h.update(f.read())
+        except OSError as exc:
+            raise InputError(f"cannot read the export: {exc.strerror or exc}") from None
+        return Fingerprint(str(path), kind, size, newest, EXPORT_DIGEST + h.hexdigest(), [])
     st = path.stat()
     key = _stat_key(st)
     if (
@@ -188,6 +196,10 @@ def check_source(
             )
         return Decision(False, None)
     old = manifest["source"]
+    if source.kind == old.get("kind") == "export" and not str(old.get("sha256", "")).startswith(
+        EXPORT_DIGEST
+    ):
+        return Decision(False, None)  # recorded by the older listing hash
     if old.get("sha256") == source.sha256 and old.get("kind") == source.kind:
         return Decision(has_export and not force and source.kind != "export", None)
     if old.get("path") == source.path:

@@ -1009,6 +1009,21 @@ def test_export_folder_that_is_its_own_workspace_folder(tmp_path):
     assert sorted(p.name for p in exp.iterdir()) == before
 
 
+def test_a_copy_of_an_export_folder_is_the_same_report(tmp_path):
+    """An export folder copied elsewhere (a second clone of the shipped
+    example: same files, new mtimes) converts into the same workspace; an
+    export of the same name with other content is still refused."""
+    exp = export(tmp_path, good_tables())
+    assert_converts(tmp_path, run_cli(tmp_path, "convert", exp), "synthetic")
+    copy = tmp_path / "clone2" / "synthetic" / "parquet"
+    shutil.copytree(exp, copy)  # new mtimes
+    for f in copy.iterdir():
+        os.utime(f, ns=(f.stat().st_atime_ns, f.stat().st_mtime_ns + 10**9))
+    assert_converts(tmp_path, run_cli(tmp_path, "convert", copy), "synthetic")
+    other = export(tmp_path / "other", {**good_tables(), "NVTX_EVENTS": [nvtx(50, 4000)]})
+    assert_fails(run_cli(tmp_path, "convert", other), "holds the conversion of a different report")
+
+
 def test_converting_the_workspace_export_again(tmp_path):
     """A workspace's own parquet/ folder is a valid input (reused in place)."""
     exp = export(tmp_path, good_tables())
