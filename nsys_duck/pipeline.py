@@ -319,13 +319,14 @@ def _first_line(exc: BaseException) -> str:
 # stage that changes them fails here, naming the file that defines the view.
 OUTPUT_SCHEMAS: dict[str, dict[str, str]] = {
     "trace_base": {"base_ns": "BIGINT"},
-    "trace_events_body": {"event_json": "VARCHAR"},
+    "trace_events_body": {"event_json": "VARCHAR", "ph": "VARCHAR"},
     "trace_events_stacks": {
         "order_tid": "BIGINT",
         "order_ns": "BIGINT",
         "order_span": "BIGINT",
         "order_seq": "BIGINT",
         "event_json": "VARCHAR",
+        "ph": "VARCHAR",
     },
     "trace_summary": {"metric": "VARCHAR", "value": "BIGINT"},
     "trace_slices": {

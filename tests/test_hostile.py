@@ -700,7 +700,7 @@ def test_times_perfetto_cannot_hold_are_not_published(tmp_path):
 BAD_STAGE = """-- test stage: replaces the event rows with one Perfetto would reject
 CREATE OR REPLACE VIEW trace_events_body AS
 SELECT '{"ph":"X","cat":"kernel","name":"bad","ts":-1,"dur":1,"pid":0,"tid":1}'
-    AS event_json, NULL::BIGINT AS part_ns, NULL::BIGINT AS part_ns_other,
+    AS event_json, 'X' AS ph, NULL::BIGINT AS part_ns, NULL::BIGINT AS part_ns_other,
     0 AS pid, 0 AS pid_other;
 """
 

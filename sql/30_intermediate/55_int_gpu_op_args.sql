@@ -11,11 +11,13 @@
 -- batch of copies); memsets bytes and value; graph executions graphId and
 -- graphExecId. Operations that NVTX ranges own also get args.nvtxRanges,
 -- the last member: the owning ranges' names, outer -> inner (under the
--- conversion's --nvtx-scope). A view: the text is built while the JSON is
--- written, never stored. Optional members are appended as text only when
+-- conversion's --nvtx-scope). A table, built once: as a view, the JSON
+-- writer's X slices joined it while its NVTX path joins held their own
+-- hash tables, and the 16M-NVTX input ran out of memory at 2GB there; the
+-- writer now joins stored text. Optional members are appended as text only when
 -- they have a value, so older exports keep their exact args.
 
-CREATE OR REPLACE VIEW int_gpu_op_args AS
+CREATE OR REPLACE TABLE int_gpu_op_args AS
 WITH base AS (
     SELECT
         op.op_id,
@@ -67,6 +69,6 @@ SELECT
 FROM base
 LEFT JOIN int_nvtx_op_paths AS path ON path.op_id = base.op_id;
 
-COMMENT ON VIEW int_gpu_op_args IS 'The JSON args object of each GPU operation, shared by its as-executed slice and its Core/PCIe/D2D copy.';
+COMMENT ON TABLE int_gpu_op_args IS 'The JSON args object of each GPU operation, shared by its as-executed slice and its Core/PCIe/D2D copy.';
 COMMENT ON COLUMN int_gpu_op_args.op_id IS 'GPU operation id (int_gpu_ops.op_id).';
 COMMENT ON COLUMN int_gpu_op_args.args_json IS 'JSON args object of the operation (both of its slices), with nvtxRanges last when NVTX ranges own it.';

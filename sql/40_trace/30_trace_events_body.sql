@@ -47,28 +47,28 @@ WITH base AS (SELECT base_ns FROM trace_base)
 SELECT '{"ph":"M","name":"process_name","pid":' || CAST(h.json_pid AS VARCHAR)
     || ',"args":{"name":' || to_json(h.home_name)
     || ',"epoch_ns":' || CAST(base.base_ns AS VARCHAR) || '}}' AS event_json,
-    NULL::BIGINT AS part_ns, NULL::BIGINT AS part_ns_other,
+    'M' AS ph, NULL::BIGINT AS part_ns, NULL::BIGINT AS part_ns_other,
     h.json_pid AS pid, h.json_pid AS pid_other
 FROM int_homes AS h, base
 UNION ALL
 SELECT '{"ph":"M","name":"process_sort_index","pid":'
     || CAST(h.json_pid AS VARCHAR)
     || ',"args":{"sort_index":' || CAST(h.json_pid AS VARCHAR) || '}}',
-    NULL, NULL, h.json_pid, h.json_pid
+    'M', NULL, NULL, h.json_pid, h.json_pid
 FROM int_homes AS h
 -- track metadata
 UNION ALL
 SELECT '{"ph":"M","name":"thread_name","pid":' || CAST(t.json_pid AS VARCHAR)
     || ',"tid":' || CAST(t.json_tid AS VARCHAR)
     || ',"args":{"name":' || to_json(t.track_name) || '}}',
-    NULL, NULL, t.json_pid, t.json_pid
+    'M', NULL, NULL, t.json_pid, t.json_pid
 FROM int_tracks AS t
 UNION ALL
 SELECT '{"ph":"M","name":"thread_sort_index","pid":'
     || CAST(t.json_pid AS VARCHAR)
     || ',"tid":' || CAST(t.json_tid AS VARCHAR)
     || ',"args":{"sort_index":' || CAST(t.json_tid AS VARCHAR) || '}}',
-    NULL, NULL, t.json_pid, t.json_pid
+    'M', NULL, NULL, t.json_pid, t.json_pid
 FROM int_tracks AS t
 -- complete slices
 UNION ALL
@@ -81,7 +81,7 @@ SELECT '{"ph":"X","cat":"' || s.cat || '","name":' || to_json(s.name)
         CASE WHEN s.call_id IS NOT NULL THEN cuda_api_args_json(
             s.correlation_id, s.api_full_name, s.event_class) END, '{}')
     || '}',
-    s.start_ns, s.start_ns, s.json_pid, s.json_pid
+    'X', s.start_ns, s.start_ns, s.json_pid, s.json_pid
 FROM int_slices_on_tracks AS s
 CROSS JOIN base
 LEFT JOIN int_gpu_op_args AS op_args ON op_args.op_id = s.op_id
@@ -93,7 +93,7 @@ SELECT '{"ph":"i","s":"t","cat":"' || s.cat || '","name":' || to_json(s.name)
     || ',"pid":' || CAST(s.json_pid AS VARCHAR)
     || ',"tid":' || CAST(s.json_tid AS VARCHAR)
     || ',"args":' || coalesce(s.args_json, '{}') || '}',
-    s.start_ns, s.start_ns, s.json_pid, s.json_pid
+    'i', s.start_ns, s.start_ns, s.json_pid, s.json_pid
 FROM int_slices_on_tracks AS s, base
 WHERE s.ph = 'i'
 -- flows: both ends from one scan of int_flows
@@ -108,7 +108,7 @@ SELECT '{"ph":"' || side.ph || '","cat":"' || f.flow_cat
     || ',"tid":' || CAST(CASE side.ph WHEN 's' THEN f.s_tid ELSE f.f_tid END
         AS VARCHAR)
     || CASE side.ph WHEN 'f' THEN ',"bp":"e"}' ELSE '}' END,
-    f.api_start_ns, f.gpu_start_ns, f.s_pid, f.f_pid
+    side.ph, f.api_start_ns, f.gpu_start_ns, f.s_pid, f.f_pid
 FROM int_flows AS f
 CROSS JOIN (VALUES ('s'), ('f')) AS side (ph)
 CROSS JOIN base
@@ -116,6 +116,7 @@ WHERE f.is_placeable;
 
 COMMENT ON VIEW trace_events_body IS 'The Chrome Trace JSON events whose file order does not matter (metadata, X slices, flows, thread instants "i" with "s":"t"), one event object per row (text).';
 COMMENT ON COLUMN trace_events_body.event_json IS 'One JSON event object (text).';
+COMMENT ON COLUMN trace_events_body.ph IS 'The event''s Chrome Trace ph (M, X, i, s, f): the writer reads one kind at a time.';
 COMMENT ON COLUMN trace_events_body.part_ns IS 'Start of the slice the event belongs to (UTC-epoch ns; for a flow, its API slice): a split trace writes the event into the part whose time window holds it. NULL for metadata (in every part).';
 COMMENT ON COLUMN trace_events_body.part_ns_other IS 'For a flow, the start of its GPU slice (both must fall in one part); otherwise part_ns.';
 COMMENT ON COLUMN trace_events_body.pid IS 'JSON pid of the event (its home: --devices keeps the homes of the devices named).';

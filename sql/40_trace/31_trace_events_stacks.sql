@@ -19,6 +19,7 @@ SELECT
         || ',"pid":' || CAST(s.json_pid AS VARCHAR)
         || ',"tid":' || CAST(s.json_tid AS VARCHAR)
         || ',"args":' || coalesce(s.args_json, '{}') || '}' AS event_json,
+    'B' AS ph,
     s.start_ns AS part_ns,
     s.start_ns AS part_ns_other,
     s.json_pid AS pid,
@@ -36,7 +37,7 @@ SELECT
         || ',"ts":' || json_us(s.end_ns - base.base_ns)
         || ',"pid":' || CAST(s.json_pid AS VARCHAR)
         || ',"tid":' || CAST(s.json_tid AS VARCHAR) || '}',
-    s.start_ns, s.start_ns, s.json_pid, s.json_pid
+    'E', s.start_ns, s.start_ns, s.json_pid, s.json_pid
 FROM int_slices_on_tracks AS s, base
 WHERE s.ph = 'B'
 UNION ALL
@@ -56,7 +57,7 @@ SELECT
         || CASE side.ph WHEN 'b'
             THEN ',"args":' || coalesce(s.args_json, '{}') || '}'
             ELSE '}' END,
-    s.start_ns, s.start_ns, s.json_pid, s.json_pid
+    side.ph, s.start_ns, s.start_ns, s.json_pid, s.json_pid
 FROM int_slices_on_tracks AS s
 CROSS JOIN (VALUES ('b'), ('e')) AS side (ph)
 CROSS JOIN base
@@ -69,6 +70,7 @@ COMMENT ON COLUMN trace_events_stacks.order_phase IS 'Sort key 3: 0 E, 1 B, 2 b,
 COMMENT ON COLUMN trace_events_stacks.order_span IS 'Sort key 4: -end for B (outer first), -start for E (inner first).';
 COMMENT ON COLUMN trace_events_stacks.order_seq IS 'Sort key 5: CPU order of equal spans.';
 COMMENT ON COLUMN trace_events_stacks.event_json IS 'One JSON event object (text).';
+COMMENT ON COLUMN trace_events_stacks.ph IS 'The event''s Chrome Trace ph (B, E, b, e).';
 COMMENT ON COLUMN trace_events_stacks.part_ns IS 'Start of the slice the event belongs to (UTC-epoch ns; for a flow, its API slice): a split trace writes the event into the part whose time window holds it. NULL for metadata (in every part).';
 COMMENT ON COLUMN trace_events_stacks.part_ns_other IS 'For a flow, the start of its GPU slice (both must fall in one part); otherwise part_ns.';
 COMMENT ON COLUMN trace_events_stacks.pid IS 'JSON pid of the event (its home: --devices keeps the homes of the devices named).';

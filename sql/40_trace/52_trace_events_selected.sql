@@ -12,13 +12,13 @@
 
 CREATE OR REPLACE VIEW trace_events_selected AS
 WITH events AS (
-    SELECT event_json, part_ns, part_ns_other, pid, pid_other,
+    SELECT event_json, ph, part_ns, part_ns_other, pid, pid_other,
         FALSE AS is_stacked, NULL::BIGINT AS order_tid,
         NULL::BIGINT AS order_ns, NULL::INTEGER AS order_phase,
         NULL::BIGINT AS order_span, NULL::BIGINT AS order_seq
     FROM trace_events_body
     UNION ALL
-    SELECT event_json, part_ns, part_ns_other, pid, pid_other, TRUE,
+    SELECT event_json, ph, part_ns, part_ns_other, pid, pid_other, TRUE,
         order_tid, order_ns, order_phase, order_span, order_seq
     FROM trace_events_stacks
 )
@@ -35,6 +35,7 @@ WHERE (sel.devices IS NULL OR (e.pid IN (SELECT pid FROM trace_kept_pids)
 
 COMMENT ON VIEW trace_events_selected IS 'The events of trace_events_body and trace_events_stacks that trace_selection (--window, --devices) keeps, with their sort keys.';
 COMMENT ON COLUMN trace_events_selected.event_json IS 'One JSON event object (text).';
+COMMENT ON COLUMN trace_events_selected.ph IS 'The event''s Chrome Trace ph.';
 COMMENT ON COLUMN trace_events_selected.part_ns IS 'Start of the slice the event belongs to (UTC-epoch ns); NULL for metadata.';
 COMMENT ON COLUMN trace_events_selected.part_ns_other IS 'For a flow, the start of its GPU slice; otherwise part_ns.';
 COMMENT ON COLUMN trace_events_selected.pid IS 'JSON pid of the event.';

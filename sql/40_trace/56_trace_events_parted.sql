@@ -21,7 +21,7 @@ WITH located AS (
     FROM trace_events_selected AS e, trace_part_starts AS b
 )
 SELECT
-    CAST(part AS INTEGER) AS part, event_json, is_stacked,
+    CAST(part AS INTEGER) AS part, event_json, ph, is_stacked,
     order_tid, order_ns, order_phase, order_span, order_seq
 FROM located
 WHERE part IS NOT DISTINCT FROM part_other;
@@ -29,6 +29,7 @@ WHERE part IS NOT DISTINCT FROM part_other;
 COMMENT ON VIEW trace_events_parted IS 'The events of the JSON trace (trace_events_selected) with the part of a split trace each is written in (NULL: metadata, in every part); flows across two parts are left out.';
 COMMENT ON COLUMN trace_events_parted.part IS 'Part number (trace_parts.part) whose window holds the start of the event''s slice; NULL for metadata (written in every part).';
 COMMENT ON COLUMN trace_events_parted.event_json IS 'One JSON event object (text).';
+COMMENT ON COLUMN trace_events_parted.ph IS 'The event''s Chrome Trace ph: the writer reads the unordered events one kind at a time (X slices, flows, the rest), so one query never holds the hash tables of every kind at once.';
 COMMENT ON COLUMN trace_events_parted.is_stacked IS 'TRUE for B/E and async b/e events (written in sort-key order).';
 COMMENT ON COLUMN trace_events_parted.order_tid IS 'Sort key 1 of stacked events: JSON tid.';
 COMMENT ON COLUMN trace_events_parted.order_ns IS 'Sort key 2: event time, UTC-epoch ns.';
