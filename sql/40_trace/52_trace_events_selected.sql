@@ -23,14 +23,23 @@ WITH events AS (
     FROM trace_events_stacks
 )
 SELECT e.*
-FROM events AS e, trace_selection AS sel
-WHERE (sel.devices IS NULL OR (e.pid IN (SELECT pid FROM trace_kept_pids)
-        AND e.pid_other IN (SELECT pid FROM trace_kept_pids)))
+FROM events AS e
+-- The selection enters as scalar subqueries (constants), not as a join:
+-- joined to the one-row trace_selection, DuckDB 2.0 turned the window test
+-- into a join condition over every event, and pytorch x200 (11.8M B/E
+-- events) ran out of memory at 2GB before writing a row.
+WHERE ((SELECT devices IS NULL FROM trace_selection)
+        OR (e.pid IN (SELECT pid FROM trace_kept_pids)
+            AND e.pid_other IN (SELECT pid FROM trace_kept_pids)))
     AND (e.part_ns IS NULL OR (
-        e.part_ns >= coalesce(sel.window_start_ns, e.part_ns)
-        AND e.part_ns < coalesce(sel.window_end_ns, e.part_ns + 1)
-        AND e.part_ns_other >= coalesce(sel.window_start_ns, e.part_ns_other)
-        AND e.part_ns_other < coalesce(sel.window_end_ns,
+        e.part_ns >= coalesce(
+            (SELECT window_start_ns FROM trace_selection), e.part_ns)
+        AND e.part_ns < coalesce(
+            (SELECT window_end_ns FROM trace_selection), e.part_ns + 1)
+        AND e.part_ns_other >= coalesce(
+            (SELECT window_start_ns FROM trace_selection), e.part_ns_other)
+        AND e.part_ns_other < coalesce(
+            (SELECT window_end_ns FROM trace_selection),
             e.part_ns_other + 1)));
 
 COMMENT ON VIEW trace_events_selected IS 'The events of trace_events_body and trace_events_stacks that trace_selection (--window, --devices) keeps, with their sort keys.';
