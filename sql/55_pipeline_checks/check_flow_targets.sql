@@ -94,21 +94,19 @@ taken AS (
     -- before ts (ASOF JOIN)
     SELECT near.flow_id, near.flow_end, taker.slice_id AS bound_id
     FROM near
+    CROSS JOIN (VALUES (0), (1)) AS step (start_delta)
     JOIN x_slices AS taker
-        ON taker.tid = near.tid AND taker.start_ns = near.target_start_ns
+        ON taker.tid = near.tid
+        AND taker.start_ns = near.target_start_ns + step.start_delta
     WHERE taker.slice_id <> near.target_id
         AND (near.ts_ns < taker.end_ns
             OR near.ts_ns = taker.start_ns AND taker.end_ns = taker.start_ns)
-        AND taker.end_ns <= near.target_end_ns
-    UNION ALL
-    SELECT near.flow_id, near.flow_end, taker.slice_id
-    FROM near
-    JOIN x_slices AS taker
-        ON taker.tid = near.tid AND taker.start_ns = near.target_start_ns + 1
-    WHERE near.ts_ns > near.target_start_ns
-        AND taker.slice_id <> near.target_id
-        AND (near.ts_ns < taker.end_ns
-            OR near.ts_ns = taker.start_ns AND taker.end_ns = taker.start_ns)
+        AND CASE step.start_delta
+            -- a slice with the target's start takes the end unless it
+            -- ends after the target (then it encloses the target)
+            WHEN 0 THEN taker.end_ns <= near.target_end_ns
+            -- one starting 1 ns later takes an end placed after the start
+            ELSE near.ts_ns > near.target_start_ns END
     UNION ALL
     SELECT far.flow_id, far.flow_end, taker.slice_id
     FROM far
