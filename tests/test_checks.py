@@ -148,7 +148,7 @@ CREATE OR REPLACE TABLE _test_flows AS
 SELECT * FROM int_flows
 WHERE NOT (flow_cat IN ('launch', 'launch_core') AND op_id = (
     SELECT min(op_id) FROM int_flows WHERE flow_cat = 'launch'));
-CREATE OR REPLACE VIEW int_flows AS SELECT * FROM _test_flows;
+CREATE OR REPLACE TABLE int_flows AS SELECT * FROM _test_flows;
 """
 
 # one kernel ends 1 ns after the next kernel on its track starts (after the

@@ -22,7 +22,7 @@ def test_views_listed_in_pipeline_order_with_columns():
     assert views.index("stg_memsets") < views.index("int_gpu_ops") < views.index("trace_events")
     cols = {o.name: [(c, t) for c, t, _ in o.columns] for o in list_views(wb)}
     assert ("start_ns", "BIGINT") in cols["trace_slices"]
-    assert "VIEW int_flows AS" in explain(wb, "int_flows")
+    assert "TABLE int_flows AS" in explain(wb, "int_flows")
     n = wb.con.execute("SELECT count(*) FROM stg_memsets").fetchall()[0][0]
     assert n == 98
 

@@ -16,8 +16,12 @@
 -- the API slice's earliest point, s the earliest point not after f.
 -- is_placeable is false only if the GPU work ended before the call began;
 -- such flows are not drawn and are counted in trace_summary.
+-- A table, built once: the JSON writer, trace_summary, the split and three
+-- checks read it; as a view each of them re-ran its joins of every slice,
+-- and check_flow_targets ran out of memory at 2GB on the 20M-event bench
+-- input (abacus x112) with those joins inside its own.
 
-CREATE OR REPLACE VIEW int_flows AS
+CREATE OR REPLACE TABLE int_flows AS
 WITH targets AS (
     -- which flow ends in which kind of GPU slice
     SELECT slice_cat AS gpu_cat, flow_cat FROM flow_kinds WHERE flow_end = 'f'
@@ -70,7 +74,7 @@ SELECT
     gpu_start_ns
 FROM placed;
 
-COMMENT ON VIEW int_flows IS 'One row per flow arrow from an API call to the GPU slice it launched or synchronized with, with both endpoints placed.';
+COMMENT ON TABLE int_flows IS 'One row per flow arrow from an API call to the GPU slice it launched or synchronized with, with both endpoints placed.';
 COMMENT ON COLUMN int_flows.flow_id IS 'JSON id of the flow''s two events (= gpu_slice_id: a GPU slice receives at most one flow).';
 COMMENT ON COLUMN int_flows.flow_cat IS 'JSON cat and name of the flow (flow_kinds.flow_cat).';
 COMMENT ON COLUMN int_flows.call_id IS 'API call id (int_runtime_calls.call_id).';
