@@ -797,13 +797,13 @@ def test_workspace_name_taken_by_a_file(tmp_path):
 
 @pytest.fixture
 def tiny_disk(tmp_path):
-    """A 16 MB tmpfs (needs root and mount rights; skipped otherwise)."""
+    """A 24 MB tmpfs (needs root and mount rights; skipped otherwise)."""
     mnt = tmp_path / "disk"
     mnt.mkdir()
     if os.geteuid() != 0 or shutil.which("mount") is None:
         pytest.skip("needs root to mount a tmpfs")
     r = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)],
+        ["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mnt)],
         capture_output=True,
         text=True,
     )
