@@ -117,7 +117,15 @@ def test_saved_database_moves_with_its_workspace(tmp_path):
                 "SELECT view_name FROM duckdb_views() WHERE NOT internal"
             ).fetchall()
         }
-        assert {"stg_kernels", "int_flows", "trace_slices", "trace_events"} <= views
+        assert {"stg_kernels", "trace_slices", "trace_events"} <= views
+        tables = {
+            r[0]
+            for r in con.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE NOT internal"
+            ).fetchall()
+        }
+        assert {"int_slices", "int_flows"} <= tables
+        assert con.execute("SELECT count(*) FROM int_flows").fetchall()[0][0] > 0
         assert (
             con.execute("SELECT count(*) FROM trace_slices").fetchall()[0][0]
             == dict(res.summary)["Parquet rows"]
