@@ -18,6 +18,7 @@ SQLite export (slow to redo, so kept for the next run and for
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
 import signal
@@ -383,6 +384,103 @@ def convert(
         lock.release()
 
 
+def recorded_options(
+    opts: Options, *, validated: bool, checks: list[str], file_validated: bool
+) -> dict[str, object]:
+    """The manifest's ``conversion.options``: what a conversion with ``opts``
+    records, and what :func:`up_to_date` compares (one place for both).
+
+    ``validated``: the contract checks ran and passed; ``checks``: the
+    ``check_*`` views run, in order; ``file_validated``: the file validator
+    also read the JSON (a ``--sql-dir`` file edits the writer's views).
+    ``threads``, ``force`` and ``output_dir`` are not recorded: they do not
+    change what is written.
+    """
+    return {
+        "nvtx_scope": opts.nvtx_scope,
+        "sql_dir": str(opts.sql_dir.resolve()) if opts.sql_dir else None,
+        "memory_limit": opts.memory_limit,
+        "max_json_bytes": opts.max_json_bytes,
+        "window": list(opts.window) if opts.window else None,
+        "devices": list(opts.devices),
+        "validated": validated,
+        "checks": checks,
+        "file_validated": file_validated,
+        "database": opts.database,
+    }
+
+
+def up_to_date(
+    path: str | os.PathLike, opts: Options | None = None, root: Path | None = None
+) -> Workspace | None:
+    """The workspace of ``path`` when it already holds a finished conversion
+    of this very input with these options (converting again can be skipped);
+    else None.
+
+    Up to date means all of:
+
+    - the workspace's manifest (``nsys-duck.json``, :func:`manifest.read`)
+      names the workspace NAME and a source with the input's path, kind,
+      size and SHA-256 as they are now (:func:`manifest.fingerprint`: a
+      report is hashed again only when its inode, size, mtime or ctime
+      changed; an export folder by its Parquet footers);
+    - its ``conversion`` record was written by this nsys-duck version, with
+      the options ``opts`` would record (:func:`recorded_options`: NVTX
+      scope, memory limit, JSON size limit, window, devices, database, and
+      the contract checks this version runs unless ``opts.validate`` is
+      False);
+    - every file that record lists is in the workspace with the size
+      recorded (bytes).
+
+    Never up to date: ``opts.force`` (it asks to export again) and
+    ``opts.sql_dir`` (the manifest records the folder, not its files,
+    which may have changed since). The workspace is ``opts.output_dir``
+    when set, else ``root/NAME`` (root: ``$NSYS_WORKSPACE_ROOT``).
+
+    Only reads (no lock, nothing written). Never raises for an input it
+    cannot judge (missing, unreadable, not a report, no or a damaged
+    manifest, a file gone): returns None, and the conversion then runs and
+    reports the error.
+    """
+    opts = opts or Options()
+    if opts.force or opts.sql_dir is not None:
+        return None
+    try:
+        source = classify_input(path)
+        ws = workspace_for(source, root, opts.output_dir)
+        recorded = manifest.read(ws.dir)
+        if recorded is None or recorded.get("name") != ws.name:
+            return None
+        old, conv = recorded.get("source"), recorded.get("conversion")
+        if not isinstance(old, dict) or not isinstance(conv, dict):
+            return None
+        if conv.get("nsys_duck_version") != __version__:
+            return None
+        files = pipeline.sql_files(opts.sql_dir)
+        expected = recorded_options(
+            opts,
+            validated=opts.validate,
+            checks=[c.view for c in checks_mod.find_checks(files, in_convert=True)]
+            if opts.validate
+            else [],
+            file_validated=bool(opts.validate and checks_mod.writer_sql_edited(files)),
+        )
+        if conv.get("options") != json.loads(json.dumps(expected)):
+            return None
+        listed = conv.get("files")
+        if not isinstance(listed, dict) or not listed:
+            return None
+        for name, size in listed.items():
+            if Path(name).name != name or (ws.dir / name).stat().st_size != size:
+                return None
+        # last: it may hash the whole report
+        now = manifest.fingerprint(source.path, source.kind, old)
+        same = [old.get(k) for k in ("path", "kind", "size", "sha256")]
+        return ws if same == [now.path, now.kind, now.size, now.sha256] else None
+    except (NsysDuckError, OSError, ValueError, TypeError, AttributeError):
+        return None
+
+
 class InterruptWatch:
     """Remember a Ctrl-C (SIGINT) that arrived during a conversion.
 
@@ -703,18 +801,12 @@ def _convert_locked(
                         "at": manifest.now(),
                         "nsys_duck_version": __version__,
                         "duckdb_version": duckdb.__version__,
-                        "options": {
-                            "nvtx_scope": opts.nvtx_scope,
-                            "sql_dir": str(opts.sql_dir.resolve()) if opts.sql_dir else None,
-                            "memory_limit": opts.memory_limit,
-                            "max_json_bytes": opts.max_json_bytes,
-                            "window": list(opts.window) if opts.window else None,
-                            "devices": list(opts.devices),
-                            "validated": validated,
-                            "checks": [c.view for c in checked.checks] if checked else [],
-                            "file_validated": file_validated,
-                            "database": opts.database,
-                        },
+                        "options": recorded_options(
+                            opts,
+                            validated=validated,
+                            checks=[c.view for c in checked.checks] if checked else [],
+                            file_validated=file_validated,
+                        ),
                         "files": {f.name: f.stat().st_size for f in finals},
                     },
                 ),
