@@ -260,6 +260,21 @@ def _terminate(signum, frame):
     is_flag=True,
     help="Do not write NAME.duckdb (the pipeline's views and tables for SQL).",
 )
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Convert up to N reports at once, each in its own process (a local Dask "
+    "cluster: pip install 'nsys-duck[dask]'); skips reports whose workspace "
+    "already holds their conversion with the same options; one line per report.",
+)
+@click.option(
+    "--scheduler",
+    metavar="ADDRESS|FILE",
+    help="Convert on this running Dask cluster (tcp://HOST:PORT, or its scheduler "
+    "JSON file), e.g. one on SLURM; its workers must see the same paths. As --jobs.",
+)
 def convert_cmd(
     paths,
     nsys_path,
@@ -274,6 +289,8 @@ def convert_cmd(
     timings,
     no_validate,
     no_database,
+    jobs,
+    scheduler,
 ):
     """Convert reports (.nsys-rep/.qdrep), Nsight SQLite exports (.sqlite) or
     Parquet export folders.
@@ -284,6 +301,10 @@ def convert_cmd(
     model), model.perfetto.parquet, model.duckdb (nsys-duck sql model), the
     export in parquet/ and nsys-duck.json (what the workspace was made from).
     A workspace holding a different report of the same name is refused.
+
+    With --jobs N or --scheduler the reports convert at once on Dask, those
+    already converted with the same options are skipped, and each report
+    gets one line instead of the summary.
 
     A path may start with '-' (e.g. -x.nsys-rep) when such a file exists.
     Example: nsys-duck convert model.nsys-rep
@@ -310,8 +331,14 @@ def convert_cmd(
         window=parse_window(window),
         devices=parse_devices(devices),
     )
+    if (jobs is not None or scheduler is not None) and timings:
+        raise click.UsageError(
+            "--timings prints one conversion's stages; not with --jobs or --scheduler"
+        )
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _terminate)
+    if jobs is not None or scheduler is not None:
+        sys.exit(_convert_parallel(paths, opts, jobs or 1, scheduler))
     failed = 0
     for i, path in enumerate(paths):
         if i:
@@ -346,6 +373,69 @@ def convert_cmd(
             sys.exit(130)
     if failed:
         sys.exit(1)
+
+
+def _convert_parallel(paths, opts: Options, jobs: int, scheduler: str | None) -> int:
+    """``convert --jobs N`` / ``--scheduler``: every path on Dask
+    (:func:`parallel.convert_many`, which skips the up-to-date ones), one
+    line per report on stdout as it finishes (:func:`_outcome_line`), each
+    failure also as ``nsys-duck: PATH: reason`` on stderr. Returns the exit
+    status: 0, 1 (a path failed, or Dask could not run) or 130 (interrupted)."""
+    from .parallel import FAILED, convert_many
+
+    total = len(paths)
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
+        # the report lines go to stdout: through the bar's console only when
+        # both are the terminal (a redirected stdout keeps them)
+        redirect_stdout=sys.stdout.isatty(),
+    ) as bar:
+        task = bar.add_task(_counts(0, 0, total, total), total=total)
+
+        def on_update(done: int, failed: int, running: int, outcome) -> None:
+            bar.update(task, completed=done, description=_counts(done, failed, running, total))
+            click.echo(_outcome_line(outcome))
+            if outcome.status == FAILED:
+                _fail(outcome.path, outcome.message)
+
+        try:
+            outcomes = convert_many(
+                paths, opts, jobs=jobs, scheduler=scheduler, on_update=on_update
+            )
+        except NsysDuckError as exc:
+            _fail(None, str(exc))
+            return 1
+        except KeyboardInterrupt:
+            _fail(None, "interrupted; the conversions not finished were stopped, unpublished")
+            return 130
+    return 1 if any(o.status == FAILED for o in outcomes) else 0
+
+
+def _counts(done: int, failed: int, running: int, total: int) -> str:
+    """The progress line of a parallel convert (running: not finished yet)."""
+    return f"converting: {done}/{total} done, {failed} failed, {running} running"
+
+
+def _outcome_line(outcome) -> str:
+    """One report of a parallel convert: ``NAME: converted (N slices, S s)
+    TRACE``, ``NAME: up to date TRACE`` or ``PATH: failed``."""
+    name = outcome.name or _shown(outcome.path)
+    if outcome.status == "failed":
+        return f"{name}: failed (the reason is on stderr)"
+    trace = str(outcome.trace) if outcome.trace is not None else "(no JSON trace)"
+    if outcome.trace is not None and ".part-" in outcome.trace.name:
+        trace += " (part 1 of a split JSON trace)"
+    if outcome.status == "up to date":
+        return f"{name}: up to date (converted before with these options) {trace}"
+    slices = dict(outcome.summary).get("slices")
+    what = f"{slices:,} slices, " if isinstance(slices, int) else ""
+    return f"{name}: converted ({what}{outcome.seconds:.1f} s) {trace}"
 
 
 def _fail(path: str | None, message: str) -> None:
@@ -745,6 +835,187 @@ def sql_files_cmd(dest, force):
         f"copied {len(files)} SQL files to {dest}; edit them, then: "
         f"nsys-duck convert --sql-dir {dest} REPORT"
     )
+
+
+@main.command("merge", context_settings={"ignore_unknown_options": True})
+@click.argument("name")
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "--align",
+    type=click.Choice(["utc", "start"]),
+    default="utc",
+    show_default=True,
+    help="utc: line reports up on Nsight's UTC-epoch times (synchronized clocks, "
+    "as nsys recipe does); start: shift each report so its first event lies at "
+    "the earliest report's.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Convert this many reports at once, as Dask tasks on a local cluster "
+    "(pip install 'nsys-duck[dask]').",
+)
+@click.option(
+    "--scheduler",
+    metavar="ADDRESS|FILE",
+    help="Convert the reports on an existing Dask cluster (tcp://HOST:8786, or "
+    "its scheduler file).",
+)
+@click.option("--force", is_flag=True, help="Convert every report again, even when up to date.")
+@click.option("--nsys", "nsys_path", metavar="FILE", help="nsys executable to use.")
+@click.option(
+    "--nvtx-scope",
+    type=click.Choice(["thread", "process"]),
+    default="thread",
+    show_default=True,
+    help="Which API calls an NVTX range owns (each report's conversion).",
+)
+@click.option("--memory-limit", default="2GB", show_default=True, help="DuckDB memory limit.")
+@click.option(
+    "--max-json-size",
+    "max_json_size",
+    default=f"{Options.max_json_bytes // 10**6}MB",
+    show_default=True,
+    help="Past this much uncompressed JSON, write the merged trace in time windows "
+    "NAME.part-001.perfetto.json.gz, ...",
+)
+@click.option(
+    "--no-checks",
+    "--no-validate",
+    "no_validate",
+    is_flag=True,
+    help="Publish the merged trace without running the contract checks.",
+)
+def merge_cmd(
+    name,
+    paths,
+    align,
+    jobs,
+    scheduler,
+    force,
+    nsys_path,
+    nvtx_scope,
+    memory_limit,
+    max_json_size,
+    no_validate,
+):
+    """Merge many reports (one per rank) into one Perfetto timeline NAME.
+
+    PATHS are reports, SQLite exports, export folders, or folders holding
+    them. Each is converted into its own workspace (reused when up to date),
+    then merged into $NSYS_WORKSPACE_ROOT/NAME/: NAME.perfetto.json.gz,
+    NAME.perfetto.parquet (with a report column), NAME.duckdb (every table
+    with a report column) and reports/report=R/*.parquet.
+
+    Example: nsys-duck merge job42 runs/report_*.nsys-rep
+    """
+    from .merge import MergeOptions, merge
+
+    for path in paths:
+        if path.startswith("-") and not os.path.lexists(path):
+            raise click.NoSuchOption(path.split("=", 1)[0])
+    opts = MergeOptions(
+        convert=Options(
+            nsys=nsys_path,
+            nvtx_scope=nvtx_scope,
+            memory_limit=memory_limit,
+            validate=not no_validate,
+        ),
+        max_json_bytes=parse_size(max_json_size, "--max-json-size"),
+        align=align,
+        jobs=jobs,
+        scheduler=scheduler,
+        force=force,
+    )
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _terminate)
+    try:
+        with Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TimeElapsedColumn(),
+            console=err,
+            transient=True,
+            disable=not err.is_terminal,
+        ) as bar:
+            task = bar.add_task(f"merge {name}", total=None)
+
+            def progress(stage: str, fraction: float | None) -> None:
+                bar.update(
+                    task,
+                    description=f"{name}: {stage}",
+                    total=1.0 if fraction is not None else None,
+                    completed=fraction or 0,
+                )
+
+            def on_report(done, failed, running, outcome) -> None:
+                bar.update(
+                    task,
+                    description=f"{name}: reports {done} done, {failed} failed, {running} running",
+                )
+
+            res = merge(name, list(paths), opts, progress=progress, on_report=on_report)
+    except NsysDuckError as exc:
+        _fail(name, str(exc))
+        sys.exit(1)
+    except KeyboardInterrupt:
+        _fail(None, "interrupted; no output files were published")
+        sys.exit(130)
+    for path, message in res.failed:
+        _fail(path, message + " (left out of the merge)")
+    print_merge_summary(res)
+    if res.failed:
+        sys.exit(1)
+
+
+MERGE_ROWS_SHOWN = 40  # reports listed in the merge summary (all: SELECT * FROM merge_reports)
+
+
+def print_merge_summary(res) -> None:
+    """The merge's summary: alignment, one line per report (label, how its
+    conversion went, its first event after the merged ts 0 and the shift
+    applied, slices), the summed counts, the files; last line: the JSON path."""
+    out = click.echo
+    out(f"== {res.workspace.name} (merge of {len(res.reports)} reports)")
+    if res.align == "utc":
+        out("time alignment: UTC epoch (Nsight's --ts-normalize times; clocks assumed in sync)")
+    else:
+        out("time alignment: first events (--align start: each report shifted to the first)")
+    out(f"time base (epoch_ns): {res.base_ns}")
+    width = min(max(len(r.label) for r in res.reports), 40)
+    out(f"  {'report':<{width}}  {'conversion':<10}  {'first event':>14}  {'shift ns':>20}  slices")
+    rows = res.reports
+    shown = rows if len(rows) <= MERGE_ROWS_SHOWN else rows[: MERGE_ROWS_SHOWN // 2]
+    for r in shown:
+        first = (
+            f"{(r.first_ns + r.shift_ns - res.base_ns) / 1e9:12.6f} s"
+            if r.first_ns is not None
+            else "-"
+        )
+        out(f"  {r.label:<{width}}  {r.status:<10}  {first:>14}  {r.shift_ns:>20,}  {r.slices:,}")
+    if len(shown) < len(rows):
+        out(
+            f"  ... {len(rows) - len(shown)} more (nsys-duck sql {res.workspace.name} -c "
+            "'SELECT * FROM merge_reports')"
+        )
+    width = min(max(len(m) for m, _ in res.summary), 60)
+    for metric, value in res.summary:
+        out(
+            f"  {metric:<{width}}  {value:>12,}"
+            if isinstance(value, int)
+            else f"  {metric:<{width}}  {value}"
+        )
+    if res.validated:
+        out(f"validated: no violations of {res.checks} contract checks")
+    else:
+        out("validation: skipped (--no-checks)")
+    for f in res.files:
+        out(f"{f}  ({human_size(f.stat().st_size)})")
+    parts = [f for f in res.files if ".part-" in f.name]
+    out(str((parts[0] if parts else res.workspace.json_gz).resolve()))
 
 
 def _register_open() -> None:

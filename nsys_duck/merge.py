@@ -1,0 +1,574 @@
+"""Many reports, one timeline: ``nsys-duck merge NAME PATH...``.
+
+Orchestration only. Each report is converted into its own workspace as
+``convert`` does (reused when that conversion is up to date); the relations
+the trace stages read are copied out of each report's ``NAME.duckdb`` into a
+hive-partitioned Parquet dataset, ``$NSYS_WORKSPACE_ROOT/MERGED/reports/
+report=NAME/RELATION.parquet``; then the merge's SQL
+(``sql/merge/10_inputs``: the reports, their time shift and id offsets, the
+relations renumbered into one id space) feeds the same ``40_trace`` stages
+and contract checks a conversion runs, and the same writers write
+``MERGED.perfetto.json.gz`` (or its parts), ``MERGED.perfetto.parquet``
+(``merged_slices``: the aligned slices with a ``report`` column) and
+``MERGED.duckdb``. The semantics (labels, order, alignment, renumbering)
+are in the SQL files' headers.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+from filelock import FileLock, Timeout
+
+from . import __version__, catalog, manifest, pipeline, writers
+from . import checks as checks_mod
+from .convert import InterruptWatch, Options, _os_failure, open_database
+from .errors import InputError, NoEventsError, NsysDuckError, SqlStageError, WorkspaceError
+from .sources import is_export_dir, sql_string
+from .workspace import (
+    REPORT_SUFFIXES,
+    SQLITE_SUFFIX,
+    Workspace,
+    _check_folder,
+    _check_name,
+    workspace_root,
+)
+
+# The relations of a report's NAME.duckdb the merge reads: every relation
+# the 40_trace stages and the checks it runs read (renumbered by
+# sql/merge/10_inputs/20_merge_relations.sql), and the report's summary
+# (summed by sql/merge/60_outputs/trace_summary (sql/merge).sql).
+RENUMBERED = (
+    "int_homes",
+    "int_tracks",
+    "int_slices_on_tracks",
+    "int_flows",
+    "int_gpu_ops",
+    "int_gpu_op_args",
+    "int_nvtx_op_paths",
+    "int_runtime_links",
+    "stg_export_info",
+)
+RELATIONS = (*RENUMBERED, "trace_summary")
+
+REPORTS_DIR = "reports"  # the hive-partitioned dataset in the merged workspace
+ALIGNS = ("utc", "start")
+
+# SQL files of a merge, in run order: the macros and domain tables, the
+# merge's inputs, the trace stages and checks of a conversion, the merge's
+# outputs. Left out: the conversion's summary (it reads the export's
+# tables; trace_summary (sql/merge) sums the reports' own) and the check that counts
+# slices against the export's tables (check_merge_ids counts them against
+# each report's conversion).
+_MERGE_FOLDERS = (
+    ("00_macros", "05_domain"),
+    ("merge/10_inputs",),
+    ("40_trace", "45_check_inputs", "50_checks", "55_pipeline_checks"),
+    ("merge/60_outputs",),
+)
+_NOT_IN_MERGE = ("40_trace/40_trace_summary.sql", "55_pipeline_checks/check_source_counts.sql")
+
+
+@dataclass
+class MergeOptions:
+    """What ``nsys-duck merge`` passes to :func:`merge`.
+
+    ``convert``: the options of each report's own conversion (``--nsys``,
+    ``--nvtx-scope``, ``--memory-limit``; ``memory_limit``, ``validate`` and
+    ``sql_dir`` also apply to the merge itself). ``max_json_bytes``: the
+    merged trace's ``--max-json-size`` (bytes of uncompressed JSON).
+    ``align``: ``utc`` (Nsight's UTC-epoch times, as ``nsys recipe``
+    aligns reports) or ``start`` (each report's first event at the first
+    report's). ``jobs``/``scheduler``: convert the reports as Dask tasks
+    (:mod:`nsys_duck.parallel`).
+    """
+
+    convert: Options = field(default_factory=Options)
+    align: str = "utc"
+    # --max-json-size of the merged trace (each report's own conversion
+    # keeps convert.max_json_bytes)
+    max_json_bytes: int = int(pipeline.DEFAULT_OPTIONS["max_json_bytes"])
+    jobs: int = 1
+    scheduler: str | None = None
+    force: bool = False  # convert every report again, even when up to date
+
+
+@dataclass
+class ReportRow:
+    """One merged report (``merge_reports``): name, label, ordinal, its shift
+    and first event (ns), its slices, and how its conversion went."""
+
+    report: str
+    label: str
+    ordinal: int
+    shift_ns: int
+    first_ns: int | None
+    slices: int
+    status: str = ""  # 'converted' or 'up to date'
+
+
+@dataclass
+class MergeResult:
+    """What a merge produced: ``summary`` is (metric, value) in print order,
+    ``failed`` the (path, one-line reason) of reports left out."""
+
+    workspace: Workspace
+    reports: list[ReportRow]
+    failed: list[tuple[str, str]]
+    summary: list[tuple[str, object]]
+    files: list[Path]
+    base_ns: int
+    align: str
+    validated: bool
+    checks: int
+    seconds: float = 0.0
+
+
+Progress = Callable[[str, float | None], None]
+
+
+def _noop(stage: str, fraction: float | None) -> None:
+    pass
+
+
+def expand_inputs(paths: list[str]) -> list[str]:
+    """The reports of ``paths``: each path as it is, except a folder that is
+    not itself an export, which stands for the reports, SQLite exports and
+    export folders directly inside it (sorted by name).
+
+    Raises:
+        InputError: a folder with no report in it.
+    """
+    out: list[str] = []
+    for path in paths:
+        p = Path(path).expanduser()
+        if not p.is_dir() or is_export_dir(p) or is_export_dir(p / "parquet"):
+            out.append(path)
+            continue
+        found = []
+        for child in sorted(p.iterdir()):
+            is_report = child.is_file() and child.name.endswith((*REPORT_SUFFIXES, SQLITE_SUFFIX))
+            if is_report or (child.is_dir() and is_export_dir(child)):
+                found.append(str(child))
+            elif child.is_dir() and is_export_dir(child / "parquet"):
+                found.append(str(child / "parquet"))
+        if not found:
+            raise InputError(
+                f"{path}: no report in this folder (.nsys-rep, .qdrep, .sqlite or "
+                "Parquet export folders)"
+            )
+        out.extend(found)
+    return out
+
+
+_PARTITION_SAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def partition_name(name: str) -> str:
+    """A report's ``report=`` value: its workspace name with every character
+    but letters, digits, ``.``, ``_`` and ``-`` replaced by ``_`` (hive
+    partition values are path segments)."""
+    return _PARTITION_SAFE.sub("_", name)
+
+
+def copy_report_relations(report_db: Path, dest: Path) -> None:
+    """Copy :data:`RELATIONS` of one report's ``NAME.duckdb`` into ``dest``
+    (``RELATION.parquet`` each, zstd).
+
+    Raises:
+        NsysDuckError: the database lacks one (made by an older nsys-duck:
+            convert the report again) or cannot be read.
+    """
+    dest.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(":memory:")
+    try:
+        try:
+            con.execute(f"ATTACH {sql_string(str(report_db))} AS report (READ_ONLY)")
+        except duckdb.Error as exc:
+            raise NsysDuckError(f"cannot open {report_db}: {_lines(exc)}") from None
+        present = {
+            r[0]
+            for r in con.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE database_name = 'report' "
+                "UNION ALL SELECT view_name FROM duckdb_views() WHERE database_name = 'report'"
+            ).fetchall()
+        }
+        missing = [r for r in RELATIONS if r not in present]
+        if missing:
+            raise NsysDuckError(
+                f"{report_db.name} has no {', '.join(missing)} (made by an older "
+                "nsys-duck); convert the report again (--force)"
+            )
+        for relation in RELATIONS:
+            target = sql_string(str(dest / f"{relation}.parquet"))
+            con.execute(
+                f"COPY (SELECT * FROM report.{relation}) TO {target} "
+                "(FORMAT parquet, COMPRESSION zstd)"
+            )
+    finally:
+        con.close()
+
+
+def merge_files(sql_dir: Path | None = None) -> list[pipeline.SqlFile]:
+    """The SQL files a merge runs, in run order (:data:`_MERGE_FOLDERS`)."""
+    out: list[pipeline.SqlFile] = []
+    for folders in _MERGE_FOLDERS:
+        tops = tuple(f.split("/", 1)[0] for f in folders)
+        for f in pipeline.sql_files(sql_dir, folders=tuple(dict.fromkeys(tops))):
+            if f.relpath in _NOT_IN_MERGE:
+                continue
+            if any(f.relpath == d or f.relpath.startswith(d + "/") for d in folders):
+                out.append(f)
+    return out
+
+
+def merge(
+    name: str,
+    paths: list[str],
+    opts: MergeOptions | None = None,
+    *,
+    root: Path | None = None,
+    progress: Progress = _noop,
+    on_report: Callable[[object], None] | None = None,
+) -> MergeResult:
+    """Convert (or reuse) every report of ``paths`` and merge them into the
+    workspace ``root/name`` (root: ``$NSYS_WORKSPACE_ROOT``).
+
+    Reports whose conversion fails are left out and listed in
+    ``MergeResult.failed``; the others are merged.
+
+    Raises:
+        InputError: a bad NAME, or no report converted.
+        NsysDuckError: the merge's SQL, checks or writing failed (one
+            sentence); nothing is published then.
+        KeyboardInterrupt: Ctrl-C (temporaries removed).
+    """
+    from .parallel import convert_many
+
+    opts = opts or MergeOptions()
+    if opts.align not in ALIGNS:
+        raise InputError(f"--align {opts.align}: use one of {', '.join(ALIGNS)}")
+    root = root or workspace_root()
+    ws = Workspace(_check_folder(root, "workspace root") / _check_name(name), name)
+    inputs = expand_inputs(list(paths))
+    convert_opts = opts.convert
+    convert_opts.database = True  # the merge reads each report's NAME.duckdb
+    convert_opts.force = opts.force
+    outcomes = convert_many(
+        inputs,
+        convert_opts,
+        jobs=opts.jobs,
+        scheduler=opts.scheduler,
+        root=root,
+        skip_up_to_date=not opts.force,
+        on_update=on_report,
+    )
+    failed = [(o.path, o.message) for o in outcomes if o.status == "failed"]
+    done = [o for o in outcomes if o.status != "failed"]
+    if not done:
+        raise InputError("no report was converted, nothing to merge")
+    names: dict[str, str] = {}
+    for o in done:
+        key = partition_name(o.name)
+        if key in names and names[key] != str(o.workspace):
+            raise InputError(
+                f"two reports are both called {key} ({names[key]} and {o.workspace}); "
+                "give one of them another name"
+            )
+        names[key] = str(o.workspace)
+        if Path(o.workspace).resolve() == ws.dir.resolve():
+            raise InputError(f"the merge's name {name} is the name of one of its reports")
+    reports = {partition_name(o.name): o for o in done}
+    result = merge_workspaces(
+        ws,
+        {k: Workspace(Path(o.workspace), o.name) for k, o in reports.items()},
+        opts,
+        progress,
+    )
+    for row in result.reports:
+        row.status = reports[row.report].status
+    result.failed = failed
+    return result
+
+
+def merge_workspaces(
+    ws: Workspace,
+    reports: dict[str, Workspace],
+    opts: MergeOptions,
+    progress: Progress = _noop,
+) -> MergeResult:
+    """Merge converted report workspaces (partition name -> workspace, each
+    with its ``NAME.duckdb``) into ``ws``.
+
+    Everything is built under temporary names and published at the end
+    (``reports/``, the trace, Parquet and database, ``nsys-duck.json``).
+
+    Raises:
+        NsysDuckError: as :func:`merge`.
+    """
+    t_start = time.perf_counter()
+    try:
+        ws.dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WorkspaceError(
+            f"cannot create the workspace folder {ws.dir}: {exc.strerror or exc}"
+        ) from None
+    lock = FileLock(str(ws.lock), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise WorkspaceError(
+            f"another nsys-duck run on {ws.name} is going on (lock {ws.lock}); wait for it"
+        ) from None
+    tmp_dir = Path(tempfile.mkdtemp(prefix=".merge.tmp-", dir=ws.dir))
+    con: duckdb.DuckDBPyConnection | None = None
+    try:
+        with InterruptWatch() as watch:
+            try:
+                dataset = tmp_dir / REPORTS_DIR
+                for i, (key, rws) in enumerate(sorted(reports.items())):
+                    progress(f"reading {key}", i / max(1, len(reports)))
+                    if not rws.database.is_file():
+                        raise NsysDuckError(
+                            f"{rws.dir} has no {rws.database.name}; convert it again"
+                        )
+                    copy_report_relations(rws.database, dataset / f"report={key}")
+                first_db = reports[min(reports)].database
+                result, con = _run_merge(ws, dataset, tmp_dir, opts, progress, watch, first_db)
+            except Exception:
+                if watch.hit:
+                    raise KeyboardInterrupt from None
+                raise
+        result.seconds = time.perf_counter() - t_start
+        return result
+    finally:
+        if con is not None:
+            try:
+                con.close()
+            except duckdb.Error:
+                pass
+        shutil.rmtree(tmp_dir, ignore_errors=True)
+        lock.release()
+
+
+def _run_merge(
+    ws: Workspace,
+    dataset: Path,
+    tmp_dir: Path,
+    opts: MergeOptions,
+    progress: Progress,
+    watch: InterruptWatch,
+    first_db: Path,
+) -> tuple[MergeResult, None]:
+    """The SQL, checks, writers and publication of :func:`merge_workspaces`."""
+    copt = opts.convert
+    columns = _relation_columns(dataset)
+    spill = tmp_dir / "spill"
+    spill.mkdir()
+    db_tmp = tmp_dir / ws.database.name
+    con = open_database(copt, spill, db_tmp)
+    stage = "the merge's SQL stages"
+    try:
+        files = merge_files(copt.sql_dir)
+        ctx = pipeline.Context(
+            {},
+            {
+                **copt.template_options(),
+                "max_json_bytes": int(opts.max_json_bytes),
+                "merge_reports_dir": str(dataset),
+                "merge_align": opts.align,
+                "merge_relations": {r: columns[r] for r in RENUMBERED},
+            },
+        )
+        n = len(files)
+        done = [0]
+
+        def on_file(rel: str) -> None:
+            progress(f"SQL {rel}", done[0] / n)
+            done[0] += 1
+
+        try:
+            pipeline.run_pipeline(con, files, ctx, None, on_file)
+        except InputError as exc:  # a stage's refusal (10_trace_base: too long a span)
+            if opts.align == "utc":
+                raise InputError(
+                    f"{exc}; if the reports' clocks do not agree, merge with --align start "
+                    "(each report's first event lined up)"
+                ) from None
+            raise
+        pipeline.check_outputs(con, files)
+        _copy_comments(con, first_db)
+        catalog.save(con, files, ctx)
+        if con.execute("SELECT count(*) FROM int_slices").fetchall()[0][0] == 0:
+            raise NoEventsError("the reports hold no slice to merge")
+        checked = None
+        if copt.validate:
+            stage = "the contract checks"
+            progress("contract checks", None)
+            checked = checks_mod.run_checks(con, files, lambda v: progress(f"check {v}", None))
+            if watch.hit:
+                raise KeyboardInterrupt
+        parts = [p for (p,) in con.execute("SELECT part FROM trace_parts ORDER BY part").fetchall()]
+        jsons = [ws.json_gz] if len(parts) == 1 else [ws.json_part(p) for p in parts]
+        finals = [*jsons, ws.events_parquet, ws.kernel_dependencies]
+        tmps = [tmp_dir / f.name for f in finals]
+        stage = "writing the JSON trace"
+        progress("writing JSON" if len(jsons) == 1 else f"writing JSON ({len(jsons)} parts)", None)
+        events = json_bytes = 0
+        for tmp, stats in zip(
+            tmps, writers.write_trace_json(con, tmps[: len(jsons)]), strict=False
+        ):
+            writers.check_gzip_trailer(tmp, stats)
+            events += stats.events
+            json_bytes += stats.bytes_uncompressed
+        stage = "writing the aligned Parquet"
+        progress("writing Parquet", None)
+        rows = writers.write_parquet(
+            con, "SELECT * FROM merged_slices ORDER BY slice_id", tmps[len(jsons)]
+        )
+        writers.write_kernel_dependencies(tmps[len(jsons) + 1])
+        summary = con.execute(
+            "SELECT metric, value FROM trace_summary ORDER BY ord, metric"
+        ).fetchall()
+        summary += con.execute("SELECT metric, value FROM trace_split_summary").fetchall()
+        summary += [
+            ("JSON events", events),
+            ("JSON size, uncompressed (MB)", round(json_bytes / 1e6, 1)),
+            ("Parquet rows", rows),
+        ]
+        base_ns = con.execute("SELECT base_ns FROM trace_base").fetchall()[0][0]
+        reports = [
+            ReportRow(*r)
+            for r in con.execute(
+                "SELECT report, label, ordinal, shift_ns, first_ns, slices "
+                "FROM merge_reports ORDER BY ordinal"
+            ).fetchall()
+        ]
+        con.close()
+        con = None
+    except checks_mod.CheckFailed as exc:
+        raise NsysDuckError(str(exc).replace("convert --no-checks", "merge --no-checks")) from None
+    except SqlStageError:
+        raise
+    except duckdb.Error as exc:
+        text = _lines(exc)
+        if "Out of Memory" in text:
+            raise NsysDuckError(
+                f"DuckDB ran out of memory in {stage} (--memory-limit {copt.memory_limit}); "
+                "raise --memory-limit"
+            ) from None
+        raise SqlStageError(f"{stage}: {text}") from None
+    except OSError as exc:
+        raise _os_failure(exc, ws) from None
+    finally:
+        if con is not None:
+            con.close()
+    try:
+        finals.append(ws.database)
+        tmps.append(db_tmp)
+        stale = [f for f in (ws.json_gz, *ws.json_parts) if f not in finals]
+        old = ws.dir / REPORTS_DIR
+        if old.exists():
+            shutil.rmtree(old)
+        os.replace(dataset, old)
+        writers.publish(list(zip(tmps, finals, strict=True)))
+        writers.discard(stale)
+        manifest.write(
+            ws.dir,
+            {
+                "format": manifest.FORMAT,
+                "name": ws.name,
+                "source": None,
+                "export": None,
+                "merge": {
+                    "at": manifest.now(),
+                    "nsys_duck_version": __version__,
+                    "align": opts.align,
+                    "reports": [
+                        {"report": r.report, "label": r.label, "shift_ns": r.shift_ns}
+                        for r in reports
+                    ],
+                    "files": {f.name: f.stat().st_size for f in finals},
+                },
+                "conversion": None,
+                "nsys_duck_version": __version__,
+            },
+        )
+    except OSError as exc:
+        raise _os_failure(exc, ws) from None
+    return (
+        MergeResult(
+            ws,
+            reports,
+            [],
+            summary,
+            finals,
+            base_ns,
+            opts.align,
+            checked is not None,
+            len(checked.checks) if checked else 0,
+        ),
+        None,
+    )
+
+
+def _copy_comments(con: duckdb.DuckDBPyConnection, report_db: Path) -> None:
+    """Give the merged relations (:data:`RENUMBERED`) the table and column
+    comments of a report's own (the stage files' COMMENT ON), so the merged
+    database documents them as a conversion's does; the merge's own
+    comments (``report``) stay."""
+    con.execute(f"ATTACH {sql_string(str(report_db))} AS comments_of (READ_ONLY)")
+    try:
+        names = ", ".join(sql_string(r) for r in RENUMBERED)
+        tables = con.execute(
+            "SELECT table_name, comment FROM duckdb_tables() WHERE database_name = 'comments_of' "
+            f"AND table_name IN ({names}) AND comment IS NOT NULL "
+            "UNION ALL SELECT view_name, comment FROM duckdb_views() "
+            f"WHERE database_name = 'comments_of' AND view_name IN ({names}) "
+            "AND comment IS NOT NULL"
+        ).fetchall()
+        columns = con.execute(
+            "SELECT table_name, column_name, comment FROM duckdb_columns() "
+            f"WHERE database_name = 'comments_of' AND table_name IN ({names}) "
+            "AND comment IS NOT NULL AND column_name <> 'report'"
+        ).fetchall()
+        statements = [
+            f"COMMENT ON TABLE {t} IS {sql_string(c + ' (merge: every report, ids renumbered)')}"
+            for t, c in tables
+        ]
+        statements += [f'COMMENT ON COLUMN {t}."{col}" IS {sql_string(c)}' for t, col, c in columns]
+        pipeline._run_comments(con, statements)
+    finally:
+        con.execute("DETACH comments_of")
+
+
+def _relation_columns(dataset: Path) -> dict[str, list[str]]:
+    """Columns of each relation in the dataset (from one report's file;
+    every report was converted by this nsys-duck's SQL, so they agree)."""
+    first = sorted(dataset.iterdir())[0]
+    con = duckdb.connect(":memory:")
+    try:
+        return {
+            r: [
+                row[0]
+                for row in con.execute(
+                    f"DESCRIBE SELECT * FROM read_parquet("
+                    f"{sql_string(str(first / (r + '.parquet')))}, hive_partitioning = false)"
+                ).fetchall()
+            ]
+            for r in RELATIONS
+        }
+    finally:
+        con.close()
+
+
+def _lines(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:400]

@@ -1,0 +1,279 @@
+"""Many reports, one timeline (nsys-duck merge), on real multi-process
+captures split into one export per process (tests/multirank.py): the merge
+of the parts equals the conversion of the whole capture, slice for slice
+and flow for flow, and Perfetto's importer loads it without a problem."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import multirank
+from conftest import register_trace
+from nsys_duck.convert import Options, convert
+from nsys_duck.errors import InputError
+from nsys_duck.merge import MergeOptions, merge
+from tests.paths import NEWER, REPORTS
+from tests.test_split import perfetto_counts
+
+REPO = Path(__file__).resolve().parent.parent
+MULTIPROC = REPORTS / "cpu_nvtx_multiproc" / "parquet"
+TWO_GPUS = NEWER / "nsysai_h100_2gpu_1s" / "nsysai_h100_2gpu_1s.sqlite"
+SMALL = REPO / "examples" / "raiderstream_tiny" / "parquet"
+NSYS_DUCK = Path(sys.executable).with_name("nsys-duck")
+
+# what makes a slice the same slice in two traces (pid/tid/slice_id are
+# renumbered by the merge; os_pid/os_tid, times, names and args are not)
+SLICE_KEY = (
+    "cat, name, ph, start_ns, end_ns, os_pid, os_tid, device_id, context_id, stream_id, "
+    "correlation_id, copy_kind, bytes, is_primary, demangled_name, nvtx_names"
+)
+
+
+def slices(parquet: Path) -> Counter:
+    rows = duckdb.execute(f"SELECT {SLICE_KEY} FROM read_parquet('{parquet}')").fetchall()
+    return Counter(tuple(str(v) for v in r) for r in rows)
+
+
+def events(json_gz: Path) -> list[dict]:
+    with gzip.open(json_gz, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def flows(json_gz: Path) -> Counter:
+    """Each flow as (cat, s time, f time) in absolute ns: its two ends."""
+    evs = events(json_gz)
+    base = next(e["args"]["epoch_ns"] for e in evs if e.get("name") == "process_name")
+    ends: dict[int, dict] = {}
+    for e in evs:
+        if e.get("ph") in ("s", "f"):
+            ends.setdefault(e["id"], {})[e["ph"]] = round(float(e["ts"]) * 1000) + base
+            ends[e["id"]]["cat"] = e["cat"]
+    return Counter((v["cat"], v["s"], v["f"]) for v in ends.values())
+
+
+def split_sqlite(tmp_path: Path) -> Path:
+    """The 2-GPU SQLite capture as an export folder (its transcription)."""
+    res = convert(TWO_GPUS, Options(database=False), root=tmp_path / "whole-ws")
+    folder = tmp_path / "nsysai" / "parquet"
+    shutil.copytree(res.workspace.parquet_dir, folder)
+    return folder
+
+
+@pytest.fixture(scope="module", params=["cpu_nvtx_multiproc", "nsysai_h100_2gpu_1s"])
+def split_and_merged(request, tmp_path_factory):
+    """(whole conversion, per-process exports, merge result) of a capture."""
+    tmp = tmp_path_factory.mktemp(request.param)
+    source = MULTIPROC if request.param == "cpu_nvtx_multiproc" else split_sqlite(tmp)
+    root = tmp / "ws"
+    whole = convert(source, Options(), root=root)
+    parts = multirank.split_export_by_pid(source, tmp / "parts", request.param)
+    assert len(parts) >= 2, parts
+    res = merge("merged", [str(p / "parquet") for p in parts.values()], root=root)
+    register_trace(res.workspace.json_gz, res.workspace.events_parquet)
+    return whole, parts, res
+
+
+def test_merge_of_the_split_reports_equals_the_whole_capture(split_and_merged):
+    whole, parts, res = split_and_merged
+    assert not res.failed
+    assert len(res.reports) == len(parts)
+    assert slices(res.workspace.events_parquet) == slices(whole.workspace.events_parquet)
+    assert flows(res.workspace.json_gz) == flows(whole.workspace.json_gz)
+    summary = dict(res.summary)
+    assert summary["slices"] == dict(whole.summary)["slices"] == summary["Parquet rows"]
+
+
+def test_each_report_has_processes_and_ids_of_its_own(split_and_merged):
+    _whole, parts, res = split_and_merged
+    con = duckdb.connect(str(res.workspace.database), read_only=True)
+    # processes are labelled with their report and sorted by it
+    homes = con.execute(
+        "SELECT h.json_pid, h.home_name, m.label, m.ordinal FROM int_homes AS h "
+        "JOIN merge_reports AS m USING (report) ORDER BY h.json_pid"
+    ).fetchall()
+    assert {m for *_, m in homes} == set(range(1, len(parts) + 1))
+    assert [o for *_, o in homes] == sorted(o for *_, o in homes)
+    for _pid, home_name, label, _ in homes:
+        assert home_name.startswith(label + " · "), home_name
+    # ids never meet across reports (pid, tid, slice, flow)
+    for table, column in (
+        ("int_homes", "json_pid"),
+        ("int_tracks", "json_tid"),
+        ("merged_slices", "slice_id"),
+        ("int_flows", "flow_id"),
+    ):
+        dup = con.execute(
+            f"SELECT count(*) FROM (SELECT {column} FROM {table} GROUP BY 1 "
+            "HAVING count(DISTINCT report) > 1)"
+        ).fetchall()[0][0]
+        assert dup == 0, (table, column)
+    # one report's slices are all under its own processes
+    mixed = con.execute(
+        "SELECT count(*) FROM merged_slices AS s JOIN int_homes AS h ON h.json_pid = s.pid "
+        "WHERE h.report <> s.report"
+    ).fetchall()[0][0]
+    assert mixed == 0
+    # the merged file passes every check of the file validator
+    from nsys_duck.validate import validate_trace
+
+    assert validate_trace(res.workspace.json_gz).ok
+
+
+def test_cross_rank_queries_of_the_docs_run_on_the_merged_database(split_and_merged):
+    """docs/multirank.md's queries (each ```sql block) run on the merged
+    database: the per-rank ones give every rank, the step one names ranks."""
+    whole, _parts, res = split_and_merged
+    text = (REPO / "docs" / "multirank.md").read_text()
+    queries = [b.split("```", 1)[0] for b in text.split("```sql\n")[1:]]
+    assert len(queries) == 3
+    con = duckdb.connect(str(res.workspace.database), read_only=True)
+    labels = {r.label for r in res.reports}
+    by_cat, steps, waits = (con.execute(q).fetchall() for q in queries)
+    assert {r[0] for r in by_cat} == labels
+    assert [r[0] for r in waits] == [r.label for r in res.reports]  # in rank order
+    assert {r[3] for r in steps} <= labels
+    # time per rank and kind: the kernels' sum is the whole capture's
+    kernel_ms = sum(r[3] for r in by_cat if r[1] == "kernel")
+    whole_ms = duckdb.execute(
+        "SELECT round(sum(dur_ns) / 1e6, 3) FROM read_parquet(?) "
+        "WHERE is_primary AND cat = 'kernel'",
+        [str(whole.workspace.events_parquet)],
+    ).fetchall()[0][0]
+    assert kernel_ms == pytest.approx(whole_ms or 0, abs=0.01)
+
+
+def test_merged_database_reads_no_file(split_and_merged, tmp_path):
+    """The merged NAME.duckdb moves with its folder: no view reads the
+    reports/ dataset or the temporary folder it was built from."""
+    _whole, _parts, res = split_and_merged
+    moved = tmp_path / "moved.duckdb"
+    shutil.copyfile(res.workspace.database, moved)
+    con = duckdb.connect(str(moved), read_only=True)
+    views = con.execute(
+        "SELECT view_name FROM duckdb_views() WHERE NOT internal AND schema_name = 'main'"
+    ).fetchall()
+    for (view,) in views:
+        con.execute(f'SELECT * FROM "{view}" LIMIT 1').fetchall()
+    assert con.execute("SELECT count(*) FROM merged_slices").fetchall()[0][0] > 0
+    sql = " ".join(
+        r[0] for r in con.execute("SELECT sql FROM duckdb_views() WHERE NOT internal").fetchall()
+    )
+    assert "read_parquet" not in sql
+
+
+def test_merging_again_reuses_each_report_conversion(split_and_merged):
+    _whole, parts, res = split_and_merged
+    root = res.workspace.dir.parent
+    dbs = [root / p.name / f"{p.name}.duckdb" for p in parts.values()]
+    before = [db.stat().st_mtime_ns for db in dbs]
+    again = merge("merged", [str(p / "parquet") for p in parts.values()], root=root)
+    assert {r.status for r in again.reports} == {"up to date"}
+    assert [db.stat().st_mtime_ns for db in dbs] == before
+    assert slices(again.workspace.events_parquet) == slices(res.workspace.events_parquet)
+
+
+def test_a_tampered_merge_breaks_check_merge_ids(split_and_merged, tmp_path):
+    """check_merge_ids can fail: two reports' slices given one id."""
+    _whole, _parts, res = split_and_merged
+    copy = tmp_path / "t.duckdb"
+    shutil.copyfile(res.workspace.database, copy)
+    con = duckdb.connect(str(copy))
+    assert con.execute("SELECT count(*) FROM check_merge_ids").fetchall()[0][0] == 0
+    con.execute("UPDATE int_slices_on_tracks SET slice_id = 7")
+    messages = [m for (m,) in con.execute("SELECT message FROM check_merge_ids").fetchall()]
+    assert any(m.startswith("slice id 7 is used by") for m in messages), messages
+
+
+def rank_exports(tmp_path: Path, n: int, step_ns: int) -> list[Path]:
+    return [
+        p / "parquet"
+        for p in multirank.make_rank_exports(
+            SMALL, tmp_path / "ranks", n, name="report_", offset_step_ns=step_ns
+        )
+    ]
+
+
+def test_ranks_are_labelled_and_sorted_by_rank_number(tmp_path):
+    paths = rank_exports(tmp_path, 11, 1_000_000)
+    res = merge("job", [str(p) for p in reversed(paths)], root=tmp_path / "ws")
+    register_trace(res.workspace.json_gz, res.workspace.events_parquet)
+    assert [r.label for r in res.reports] == [f"rank {k}" for k in range(11)]
+    names = [
+        e["args"]["name"]
+        for e in sorted(events(res.workspace.json_gz), key=lambda e: e.get("pid", 0))
+        if e.get("name") == "process_name"
+    ]
+    ranks = [int(n.split(" · ")[0].split()[1]) for n in names]
+    assert ranks == sorted(ranks) and set(ranks) == set(range(11))  # rank 2 before rank 10
+    # UTC alignment keeps Nsight's times: report k starts k ms after report 0
+    firsts = {r.label: r.first_ns + r.shift_ns for r in res.reports}
+    assert firsts["rank 10"] - firsts["rank 0"] == 10 * 1_000_000
+    assert all(r.shift_ns == 0 for r in res.reports)
+
+
+def test_align_start_lines_up_first_events_and_utc_refuses_a_too_long_span(tmp_path):
+    day_ns = 86_400 * 10**9
+    paths = [str(p) for p in rank_exports(tmp_path, 2, 60 * day_ns)]
+    with pytest.raises(InputError, match=r"--align start"):
+        merge("far", paths, root=tmp_path / "ws")
+    res = merge("far", paths, MergeOptions(align="start"), root=tmp_path / "ws")
+    register_trace(res.workspace.json_gz, res.workspace.events_parquet)
+    first = {r.label: r.first_ns + r.shift_ns for r in res.reports}
+    assert first["rank 0"] == first["rank 1"]
+    shifts = {r.label: r.shift_ns for r in res.reports}
+    assert shifts == {"rank 0": 0, "rank 1": -60 * day_ns}
+    # the aligned Parquet holds the aligned times
+    per_rank = duckdb.execute(
+        f"SELECT rank_no, min(start_ns) FROM read_parquet('{res.workspace.events_parquet}') "
+        "GROUP BY 1 ORDER BY 1"
+    ).fetchall()
+    assert per_rank[0][1] == per_rank[1][1]
+
+
+def test_a_big_merge_is_written_in_parts_that_each_open(tmp_path):
+    paths = [str(p) for p in rank_exports(tmp_path, 4, 10**9)]
+    opts = MergeOptions(max_json_bytes=20_000)
+    res = merge("big", paths, opts, root=tmp_path / "ws")
+    parts = res.workspace.json_parts
+    assert len(parts) >= 2
+    seen = 0
+    for part in parts:
+        s, _flows, problems = perfetto_counts(part, tmp_path)
+        assert problems == 0, part.name
+        seen += s
+    assert seen == dict(res.summary)["slices"]
+
+
+def test_cli_merges_a_folder_and_leaves_out_a_failed_report(tmp_path):
+    paths = rank_exports(tmp_path, 3, 10**6)
+    bad = tmp_path / "ranks" / "report_0099.sqlite"
+    bad.write_bytes(b"not sqlite")
+    env = dict(os.environ, NSYS_WORKSPACE_ROOT=str(tmp_path / "ws"))
+    run = subprocess.run(
+        [str(NSYS_DUCK), "merge", "job", str(tmp_path / "ranks")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert run.returncode == 1, run.stderr
+    assert "report_0099.sqlite: not an SQLite database" in run.stderr
+    assert "(left out of the merge)" in run.stderr
+    out = run.stdout.strip().splitlines()
+    assert out[0] == "== job (merge of 3 reports)"
+    assert out[1].startswith("time alignment: UTC epoch")
+    trace = Path(out[-1])
+    assert trace == tmp_path / "ws" / "job" / "job.perfetto.json.gz"
+    register_trace(trace)
+    for p in paths:
+        assert (tmp_path / "ws" / "job" / "reports" / f"report={p.parent.name}").is_dir()
