@@ -24,7 +24,13 @@ The timed conversion includes the contract checks (the ``check_*`` views
 A trace written in parts (over ``--max-json-size``) is validated part by
 part; ``events`` counts all parts.
 
+With ``--ranks N``, also a simulated N-rank job: N copies of a small real
+report converted as Dask tasks on a local cluster and merged into one trace
+(``bench/ranks.py``: reports/s, per-task overhead and peak memory, against
+converting the same reports one after another in the same run).
+
 Usage: python bench/bench.py [--scale 1m|5m|10m|20m ...] [--reports N] [--no-validate]
+       [--ranks N]
 """
 
 from __future__ import annotations
@@ -215,6 +221,13 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--reports", type=int, default=4, help="how many of the largest dev reports")
     ap.add_argument("--no-validate", action="store_true")
+    ap.add_argument(
+        "--ranks",
+        type=int,
+        default=0,
+        help="also a simulated job of this many ranks, converted on a local Dask cluster "
+        "and merged (bench/ranks.py)",
+    )
     args = ap.parse_args(argv)
     inputs = dev_inputs(args.reports) + [i for size in args.scale for i in scaled_inputs(size)]
     exe = str(Path(sys.executable).with_name("nsys-duck"))
@@ -281,6 +294,12 @@ def main(argv=None) -> int:
             f"{wall / floor:>10.2f} {checks:>8.2f} {100 * checks / wall:>8.1f}"
             f"{theirs} {verdict}",
             flush=True,
+        )
+    if args.ranks:
+        print(f"\nsimulated job of {args.ranks} ranks (bench/ranks.py):", flush=True)
+        subprocess.run(
+            [sys.executable, str(REPO / "bench" / "ranks.py"), "--ranks", str(args.ranks)],
+            check=True,
         )
     return 0
 

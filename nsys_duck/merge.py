@@ -16,6 +16,7 @@ are in the SQL files' headers.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -39,6 +40,7 @@ from .workspace import (
     Workspace,
     _check_folder,
     _check_name,
+    classify_input,
     workspace_root,
 )
 
@@ -259,9 +261,18 @@ def merge(
     root = root or workspace_root()
     ws = Workspace(_check_folder(root, "workspace root") / _check_name(name), name)
     inputs = expand_inputs(list(paths))
-    convert_opts = opts.convert
-    convert_opts.database = True  # the merge reads each report's NAME.duckdb
-    convert_opts.force = opts.force
+    for path in inputs:
+        try:
+            same = classify_input(path).name == name
+        except InputError:
+            continue  # its conversion fails and says why
+        if same:
+            raise InputError(
+                f"the merge's name {name} is also the name of its report {path}; "
+                "choose another NAME"
+            )
+    # the merge reads each report's NAME.duckdb
+    convert_opts = dataclasses.replace(opts.convert, database=True, force=opts.force)
     outcomes = convert_many(
         inputs,
         convert_opts,
@@ -274,7 +285,11 @@ def merge(
     failed = [(o.path, o.message) for o in outcomes if o.status == "failed"]
     done = [o for o in outcomes if o.status != "failed"]
     if not done:
-        raise InputError("no report was converted, nothing to merge")
+        path, message = failed[0]
+        raise InputError(
+            f"no report could be converted, nothing to merge ({len(failed)} failed; "
+            f"first: {path}: {message})"
+        )
     names: dict[str, str] = {}
     for o in done:
         key = partition_name(o.name)
@@ -284,8 +299,6 @@ def merge(
                 "give one of them another name"
             )
         names[key] = str(o.workspace)
-        if Path(o.workspace).resolve() == ws.dir.resolve():
-            raise InputError(f"the merge's name {name} is the name of one of its reports")
     reports = {partition_name(o.name): o for o in done}
     result = merge_workspaces(
         ws,
@@ -328,6 +341,8 @@ def merge_workspaces(
         raise WorkspaceError(
             f"another nsys-duck run on {ws.name} is going on (lock {ws.lock}); wait for it"
         ) from None
+    for stale in ws.dir.glob(".merge.tmp-*"):  # of a merge that was killed (we hold the lock)
+        shutil.rmtree(stale, ignore_errors=True)
     tmp_dir = Path(tempfile.mkdtemp(prefix=".merge.tmp-", dir=ws.dir))
     con: duckdb.DuckDBPyConnection | None = None
     try:

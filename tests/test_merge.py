@@ -277,3 +277,20 @@ def test_cli_merges_a_folder_and_leaves_out_a_failed_report(tmp_path):
     register_trace(trace)
     for p in paths:
         assert (tmp_path / "ws" / "job" / "reports" / f"report={p.parent.name}").is_dir()
+
+
+def test_bad_merges_are_refused_in_one_sentence(tmp_path):
+    paths = [str(p) for p in rank_exports(tmp_path, 2, 10**6)]
+    with pytest.raises(InputError, match=r"^the merge's name report_0000 is also the name"):
+        merge("report_0000", paths, root=tmp_path / "ws")
+    bad = tmp_path / "empty.nsys-rep"
+    bad.write_bytes(b"")
+    with pytest.raises(
+        InputError,
+        match=r"^no report could be converted, nothing to merge \(1 failed; first: .*empty",
+    ):
+        merge("job", [str(bad)], root=tmp_path / "ws")
+    (tmp_path / "nothing").mkdir()
+    with pytest.raises(InputError, match=r"no report in this folder"):
+        merge("job", [str(tmp_path / "nothing")], root=tmp_path / "ws2")
+    assert not (tmp_path / "ws" / "job" / "job.perfetto.json.gz").exists()
