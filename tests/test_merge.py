@@ -294,3 +294,26 @@ def test_bad_merges_are_refused_in_one_sentence(tmp_path):
     with pytest.raises(InputError, match=r"no report in this folder"):
         merge("job", [str(tmp_path / "nothing")], root=tmp_path / "ws2")
     assert not (tmp_path / "ws" / "job" / "job.perfetto.json.gz").exists()
+
+
+def test_many_ranks_convert_on_a_local_dask_cluster_and_merge(tmp_path):
+    """merge --jobs 2: the ranks convert as Dask tasks on a LocalCluster,
+    progress counts every report, and the merge holds each rank's slices."""
+    n = 12
+    paths = [str(p) for p in rank_exports(tmp_path, n, 10**6)]
+    updates: list[tuple[int, int, int]] = []
+    res = merge(
+        "job",
+        paths,
+        MergeOptions(jobs=2),
+        root=tmp_path / "ws",
+        on_report=lambda done, failed, running, _o: updates.append((done, failed, running)),
+    )
+    register_trace(res.workspace.json_gz, res.workspace.events_parquet)
+    assert [r.status for r in res.reports] == ["converted"] * n
+    assert updates[-1] == (n, 0, 0) and len(updates) == n
+    summary = dict(res.summary)
+    assert summary["reports merged"] == n
+    one = convert(paths[0], Options(), root=tmp_path / "one")
+    assert summary["slices"] == n * dict(one.summary)["slices"]
+    assert summary["kernels"] == n * dict(one.summary)["kernels"]
