@@ -864,6 +864,12 @@ def sql_files_cmd(dest, force):
     "its scheduler file).",
 )
 @click.option("--force", is_flag=True, help="Convert every report again, even when up to date.")
+@click.option(
+    "--sql-dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Folder of .sql files overriding/adding to the packaged stages (each report's "
+    "conversion and the merge's own, sql/merge/).",
+)
 @click.option("--nsys", "nsys_path", metavar="FILE", help="nsys executable to use.")
 @click.option(
     "--nvtx-scope",
@@ -895,6 +901,7 @@ def merge_cmd(
     jobs,
     scheduler,
     force,
+    sql_dir,
     nsys_path,
     nvtx_scope,
     memory_limit,
@@ -919,6 +926,7 @@ def merge_cmd(
     opts = MergeOptions(
         convert=Options(
             nsys=nsys_path,
+            sql_dir=sql_dir,
             nvtx_scope=nvtx_scope,
             memory_limit=memory_limit,
             validate=not no_validate,

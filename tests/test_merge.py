@@ -317,3 +317,24 @@ def test_many_ranks_convert_on_a_local_dask_cluster_and_merge(tmp_path):
     one = convert(paths[0], Options(), root=tmp_path / "one")
     assert summary["slices"] == n * dict(one.summary)["slices"]
     assert summary["kernels"] == n * dict(one.summary)["kernels"]
+
+
+def test_the_merge_semantics_are_sql_a_user_can_edit(tmp_path):
+    """--sql-dir reaches the merge's own files: a label rule edited in
+    sql/merge/10_inputs/10_merge_reports.sql names the processes."""
+    from nsys_duck.workbench import copy_sql_files
+
+    edits = tmp_path / "sql"
+    copy_sql_files(edits)
+    rule = edits / "merge" / "10_inputs" / "10_merge_reports.sql"
+    text = rule.read_text()
+    assert "THEN 'rank ' ||" in text
+    rule.write_text(text.replace("THEN 'rank ' ||", "THEN 'node ' ||"))
+    paths = [str(p) for p in rank_exports(tmp_path, 2, 10**6)]
+    res = merge("job", paths, MergeOptions(convert=Options(sql_dir=edits)), root=tmp_path / "ws")
+    register_trace(res.workspace.json_gz, res.workspace.events_parquet)
+    assert [r.label for r in res.reports] == ["node 0", "node 1"]
+    names = {
+        e["args"]["name"] for e in events(res.workspace.json_gz) if e.get("name") == "process_name"
+    }
+    assert all(n.startswith(("node 0 · ", "node 1 · ")) for n in names), names
