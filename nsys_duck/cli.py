@@ -888,6 +888,18 @@ def sql_files_cmd(dest, force):
     "NAME.part-001.perfetto.json.gz, ...",
 )
 @click.option(
+    "--window",
+    "window",
+    metavar="START:END",
+    help="Only slices starting in this window, seconds after the merged trace's ts 0.",
+)
+@click.option(
+    "--devices",
+    "devices",
+    metavar="0,3",
+    help="Only the tracks of these device ids, in every report.",
+)
+@click.option(
     "--no-checks",
     "--no-validate",
     "no_validate",
@@ -906,6 +918,8 @@ def merge_cmd(
     nvtx_scope,
     memory_limit,
     max_json_size,
+    window,
+    devices,
     no_validate,
 ):
     """Merge many reports (one per rank) into one Perfetto timeline NAME.
@@ -932,6 +946,8 @@ def merge_cmd(
             validate=not no_validate,
         ),
         max_json_bytes=parse_size(max_json_size, "--max-json-size"),
+        window=parse_window(window),
+        devices=parse_devices(devices),
         align=align,
         jobs=jobs,
         scheduler=scheduler,

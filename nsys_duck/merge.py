@@ -86,7 +86,11 @@ class MergeOptions:
     ``convert``: the options of each report's own conversion (``--nsys``,
     ``--nvtx-scope``, ``--memory-limit``; ``memory_limit``, ``validate`` and
     ``sql_dir`` also apply to the merge itself). ``max_json_bytes``: the
-    merged trace's ``--max-json-size`` (bytes of uncompressed JSON).
+    merged trace's ``--max-json-size`` (bytes of uncompressed JSON);
+    ``window``/``devices``: ``--window``/``--devices`` of the merged trace
+    (the JSON holds the slices starting in the window, seconds after its
+    ts 0, and the homes of those device ids in every report; the Parquet
+    and database stay whole).
     ``align``: ``utc`` (Nsight's UTC-epoch times, as ``nsys recipe``
     aligns reports) or ``start`` (each report's first event at the first
     report's). ``jobs``/``scheduler``: convert the reports as Dask tasks
@@ -98,6 +102,10 @@ class MergeOptions:
     # --max-json-size of the merged trace (each report's own conversion
     # keeps convert.max_json_bytes)
     max_json_bytes: int = int(pipeline.DEFAULT_OPTIONS["max_json_bytes"])
+    # --window START:END (s after the merged trace's ts 0) and --devices
+    # (device ids, in every report) select what the merged JSON holds
+    window: tuple[float | None, float | None] | None = None
+    devices: tuple[int, ...] = ()
     jobs: int = 1
     scheduler: str | None = None
     force: bool = False  # convert every report again, even when up to date
@@ -398,6 +406,9 @@ def _run_merge(
             {
                 **copt.template_options(),
                 "max_json_bytes": int(opts.max_json_bytes),
+                "window_start_s": (opts.window or (None, None))[0],
+                "window_end_s": (opts.window or (None, None))[1],
+                "devices": [int(d) for d in opts.devices],
                 "merge_reports_dir": str(dataset),
                 "merge_align": opts.align,
                 "merge_relations": {r: columns[r] for r in RENUMBERED},

@@ -338,3 +338,23 @@ def test_the_merge_semantics_are_sql_a_user_can_edit(tmp_path):
         e["args"]["name"] for e in events(res.workspace.json_gz) if e.get("name") == "process_name"
     }
     assert all(n.startswith(("node 0 · ", "node 1 · ")) for n in names), names
+
+
+def test_window_selects_part_of_a_merged_job(tmp_path):
+    """--window on a merge: ranks 1 s apart, a window over the first second
+    holds rank 0's slices only; the Parquet stays whole."""
+    paths = [str(p) for p in rank_exports(tmp_path, 3, 10**9)]
+    whole = merge("job", paths, root=tmp_path / "ws")
+    first = min(r.first_ns for r in whole.reports)
+    start_s = (first - whole.base_ns) / 1e9
+    res = merge("job", paths, MergeOptions(window=(None, start_s + 0.5)), root=tmp_path / "ws")
+    per_rank = dict(
+        duckdb.execute(
+            f"SELECT report_label, count(*) FROM read_parquet('{res.workspace.events_parquet}') "
+            "GROUP BY 1"
+        ).fetchall()
+    )
+    assert len(per_rank) == 3  # the Parquet holds every rank
+    s, _flows, problems = perfetto_counts(res.workspace.json_gz, tmp_path)
+    assert problems == 0
+    assert s == per_rank["rank 0"]
