@@ -850,6 +850,7 @@ def sql_files_cmd(dest, force):
     "the earliest report's.",
 )
 @click.option(
+    "-j",
     "--jobs",
     type=click.IntRange(min=1),
     default=1,
@@ -904,7 +905,7 @@ def sql_files_cmd(dest, force):
     "--no-validate",
     "no_validate",
     is_flag=True,
-    help="Publish the merged trace without running the contract checks.",
+    help="Publish the merged trace, and convert the reports, without running the contract checks.",
 )
 def merge_cmd(
     name,
@@ -1003,23 +1004,29 @@ def print_merge_summary(res) -> None:
     conversion went, its first event after the merged ts 0 and the shift
     applied, slices), the summed counts, the files; last line: the JSON path."""
     out = click.echo
-    out(f"== {res.workspace.name} (merge of {len(res.reports)} reports)")
+    n = len(res.reports)
+    out(f"== {res.workspace.name} (merge of {n} report{'s' if n != 1 else ''})")
+    for note in res.notes:
+        out(f"note: {note}")
     if res.align == "utc":
         out("time alignment: UTC epoch (Nsight's --ts-normalize times; clocks assumed in sync)")
     else:
         out("time alignment: first events (--align start: each report shifted to the first)")
     out(f"time base (epoch_ns): {res.base_ns}")
-    width = min(max(len(r.label) for r in res.reports), 40)
-    out(f"  {'report':<{width}}  {'conversion':<10}  {'first event':>14}  {'shift ns':>20}  slices")
+    width = min(max(6, *(len(r.label) for r in res.reports)), 40)
+    out(f"  {'report':<{width}}  {'conversion':<10}  {'first event':>16}  {'shift ns':>20}  slices")
     rows = res.reports
     shown = rows if len(rows) <= MERGE_ROWS_SHOWN else rows[: MERGE_ROWS_SHOWN // 2]
     for r in shown:
         first = (
-            f"{(r.first_ns + r.shift_ns - res.base_ns) / 1e9:12.6f} s"
+            f"{(r.first_ns + r.shift_ns - res.base_ns) / 1e9:.6f} s"
             if r.first_ns is not None
             else "-"
         )
-        out(f"  {r.label:<{width}}  {r.status:<10}  {first:>14}  {r.shift_ns:>20,}  {r.slices:,}")
+        out(f"  {r.label:<{width}}  {r.status:<10}  {first:>16}  {r.shift_ns:>20,}  {r.slices:,}")
+    for r in rows:
+        for note in r.notes:
+            out(f"note: {r.label}: {note}")
     if len(shown) < len(rows):
         out(
             f"  ... {len(rows) - len(shown)} more (nsys-duck sql {res.workspace.name} -c "

@@ -55,7 +55,14 @@ from .errors import (
     ValidationFailed,
     WorkspaceError,
 )
-from .workspace import Source, Workspace, classify_input, workspace_for
+from .workspace import (
+    MERGE_RANKS_DIR,
+    MERGE_REPORTS_DIR,
+    Source,
+    Workspace,
+    classify_input,
+    workspace_for,
+)
 
 HOOKS = {"lanes": ("_lane_assignments", lanes.assign_lanes)}
 # --timings label of ensure_export per Source.kind (not shown when reused)
@@ -426,9 +433,10 @@ def up_to_date(
       changed; an export folder by its Parquet footers);
     - its ``conversion`` record was written by this nsys-duck version, with
       the options ``opts`` would record (:func:`recorded_options`: NVTX
-      scope, memory limit, JSON size limit, window, devices, database, and
-      the contract checks this version runs unless ``opts.validate`` is
-      False);
+      scope, JSON size limit, window, devices, database, and the contract
+      checks this version runs; not the memory limit, which changes no
+      file, and with ``opts.validate`` False a conversion that ran the
+      checks is up to date too);
     - every file that record lists is in the workspace with the size
       recorded (bytes).
 
@@ -465,7 +473,17 @@ def up_to_date(
             else [],
             file_validated=bool(opts.validate and checks_mod.writer_sql_edited(files)),
         )
-        if conv.get("options") != json.loads(json.dumps(expected)):
+        recorded_opts = dict(conv.get("options") or {})
+        wanted = json.loads(json.dumps(expected))
+        # what does not change the files: the memory limit; and without
+        # checks asked for, whether they ran (a checked conversion will do)
+        ignored = ["memory_limit"]
+        if not opts.validate:
+            ignored += ["validated", "checks", "file_validated"]
+        for key in ignored:
+            recorded_opts.pop(key, None)
+            wanted.pop(key, None)
+        if recorded_opts != wanted:
             return None
         listed = conv.get("files")
         if not isinstance(listed, dict) or not listed:
@@ -621,6 +639,17 @@ def _convert_locked(
     progress("checking the workspace", None)
     exported: list[pipeline.StageTiming] = []
     recorded = manifest.read(ws.dir)
+    if recorded is not None and recorded.get("merge"):
+        # nsys-duck merge's workspace (many reports): not this report's
+        if not opts.force:
+            raise WorkspaceError(
+                f"the workspace {ws.dir} holds a merge of several reports (nsys-duck "
+                "merge); convert this one into its own folder with -o DIR, or replace "
+                "the merge with --force"
+            )
+        for folder in (MERGE_REPORTS_DIR, MERGE_RANKS_DIR):
+            shutil.rmtree(ws.dir / folder, ignore_errors=True)
+        recorded = None
     in_place = source.kind == "export" and source.path == ws.parquet_dir.resolve()
     with _timed(exported, "identify the input (sha256)"):
         fingerprint = manifest.fingerprint(source.path, source.kind, (recorded or {}).get("source"))
@@ -876,14 +905,19 @@ def read_export_info(con: duckdb.DuckDBPyConnection) -> dict:
     return info
 
 
+# The summary lines of what registering the export noted (merge repeats
+# them per report): their metric starts with one of these.
+NOTE_METRICS = ("strings with invalid UTF-8 repaired: ", "export columns missing (read as NULL)")
+
+
 def _notes_summary(notes: sources.ExportNotes) -> list[tuple[str, object]]:
     out: list[tuple[str, object]] = []
     for table, column, n in notes.repaired_strings:
-        out.append((f"strings with invalid UTF-8 repaired: {table}.{column}", n))
+        out.append((f"{NOTE_METRICS[0]}{table}.{column}", n))
     if notes.filled_columns:
         out.append(
             (
-                "export columns missing (read as NULL)",
+                NOTE_METRICS[1],
                 ", ".join(f"{t}.{c}" for t, c in notes.filled_columns),
             )
         )

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import shutil
+import signal
 import tempfile
+import threading
 import time
+import urllib.parse
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,10 +34,12 @@ from filelock import FileLock, Timeout
 
 from . import __version__, catalog, manifest, pipeline, writers
 from . import checks as checks_mod
-from .convert import InterruptWatch, Options, _os_failure, open_database
+from .convert import NOTE_METRICS, InterruptWatch, Options, _os_failure, open_database, up_to_date
 from .errors import InputError, NoEventsError, NsysDuckError, SqlStageError, WorkspaceError
 from .sources import is_export_dir, sql_string
 from .workspace import (
+    MERGE_RANKS_DIR,
+    MERGE_REPORTS_DIR,
     REPORT_SUFFIXES,
     SQLITE_SUFFIX,
     Workspace,
@@ -61,7 +66,8 @@ RENUMBERED = (
 )
 RELATIONS = (*RENUMBERED, "trace_summary")
 
-REPORTS_DIR = "reports"  # the hive-partitioned dataset in the merged workspace
+REPORTS_DIR = MERGE_REPORTS_DIR  # the hive-partitioned dataset in the merged workspace
+RANKS_DIR = MERGE_RANKS_DIR  # the reports' own workspaces, when the merge converts them
 ALIGNS = ("utc", "start")
 
 # SQL files of a merge, in run order: the macros and domain tables, the
@@ -123,6 +129,8 @@ class ReportRow:
     first_ns: int | None
     slices: int
     status: str = ""  # 'converted' or 'up to date'
+    workspace: Path | None = None  # the report's own workspace folder
+    notes: list[str] = field(default_factory=list)  # its conversion's export notes
 
 
 @dataclass
@@ -140,6 +148,7 @@ class MergeResult:
     validated: bool
     checks: int
     seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)  # inputs left out, and why
 
 
 Progress = Callable[[str, float | None], None]
@@ -149,44 +158,118 @@ def _noop(stage: str, fraction: float | None) -> None:
     pass
 
 
-def expand_inputs(paths: list[str]) -> list[str]:
-    """The reports of ``paths``: each path as it is, except a folder that is
-    not itself an export, which stands for the reports, SQLite exports and
-    export folders directly inside it (sorted by name).
+def expand_inputs(paths: list[str]) -> tuple[list[str], list[str]]:
+    """The reports of ``paths``, and notes on what was left out.
+
+    A path is a report as it is, except a folder that is no export: a
+    folder holding ``parquet/`` stands for that export; any other folder
+    for every report, SQLite export and export folder below it (sub-folders
+    too, sorted by path; hidden ones skipped). A report given twice (the
+    same file) is taken once; a ``.nsys-rep``/``.qdrep`` with its SQLite
+    export beside it (``X.sqlite``, what ``nsys profile --stats`` leaves)
+    is the same capture: the SQLite export is taken (it needs no nsys).
+
+    Returns:
+        (inputs, notes): paths in order; one sentence per path left out.
 
     Raises:
         InputError: a folder with no report in it.
     """
     out: list[str] = []
+    notes: list[str] = []
+    seen: dict[str, str] = {}
     for path in paths:
         p = Path(path).expanduser()
-        if not p.is_dir() or is_export_dir(p) or is_export_dir(p / "parquet"):
-            out.append(path)
+        if not p.is_dir() or is_export_dir(p):
+            found = [path]
+        elif is_export_dir(p / "parquet"):
+            found = [str(p / "parquet")]
+        else:
+            found = [str(f) for f in _reports_under(p, notes)]
+            if not found:
+                raise InputError(
+                    f"{path}: no report in this folder (.nsys-rep, .qdrep, .sqlite or "
+                    "Parquet export folders)"
+                )
+        for f in found:
+            real = os.path.realpath(f)
+            if real in seen:
+                notes.append(f"{f} is given twice (as {seen[real]}): merged once")
+                continue
+            seen[real] = f
+            out.append(f)
+    return out, notes
+
+
+def _reports_under(folder: Path, notes: list[str]) -> list[Path]:
+    """Reports, SQLite exports and export folders below ``folder`` (see
+    :func:`expand_inputs`), in path order."""
+    found: list[Path] = []
+    children = sorted(c for c in folder.iterdir() if not c.name.startswith("."))
+    sqlite_stems = {
+        c.name[: -len(SQLITE_SUFFIX)] for c in children if c.name.endswith(SQLITE_SUFFIX)
+    }
+    for child in children:
+        if child.is_file() and child.name.endswith(REPORT_SUFFIXES):
+            stem = child.name.rsplit(".", 1)[0]
+            if stem in sqlite_stems:
+                notes.append(f"{child} left out: its SQLite export {stem}.sqlite is merged")
+                continue
+            found.append(child)
+        elif (child.is_file() and child.name.endswith(SQLITE_SUFFIX)) or (
+            child.is_dir() and is_export_dir(child)
+        ):
+            found.append(child)
+        elif child.is_dir() and is_export_dir(child / "parquet"):
+            found.append(child / "parquet")
+        elif child.is_dir():
+            found.extend(_reports_under(child, notes))
+    return found
+
+
+def report_names(inputs: list[str]) -> list[str]:
+    """One distinct name per input, the ``report`` of the merge: the
+    workspace NAME ``convert`` gives it; where inputs share a NAME, each
+    of them is prefixed with as many of its folders as make them differ
+    (``node0/report_0``, ``node1/report_0``; for an export folder the
+    folders above ``NAME/parquet``), ``#2``, ``#3``... past the root. An
+    input that is no report keeps its file name (its conversion fails and
+    says why)."""
+    names: list[str] = []
+    folders: list[list[str]] = []
+    for path in inputs:
+        try:
+            name = classify_input(path).name
+        except InputError:
+            name = Path(path).name
+        p = Path(path).resolve()
+        above = p.parent.parent if p.name == "parquet" else p.parent
+        names.append(name)
+        folders.append([f for f in above.parts if f not in ("/", "")])
+    out = list(names)
+    groups: dict[str, list[int]] = {}
+    for k, name in enumerate(names):
+        groups.setdefault(name, []).append(k)
+    for name, members in groups.items():
+        if len(members) == 1:
             continue
-        found = []
-        for child in sorted(p.iterdir()):
-            is_report = child.is_file() and child.name.endswith((*REPORT_SUFFIXES, SQLITE_SUFFIX))
-            if is_report or (child.is_dir() and is_export_dir(child)):
-                found.append(str(child))
-            elif child.is_dir() and is_export_dir(child / "parquet"):
-                found.append(str(child / "parquet"))
-        if not found:
-            raise InputError(
-                f"{path}: no report in this folder (.nsys-rep, .qdrep, .sqlite or "
-                "Parquet export folders)"
-            )
-        out.extend(found)
+        deepest = max(len(folders[k]) for k in members)
+        for depth in range(1, deepest + 1):
+            tried = {k: "/".join([*folders[k][-depth:], name]) for k in members}
+            if len(set(tried.values())) == len(members):
+                break
+        seen: dict[str, int] = {}
+        for k in members:
+            seen[tried[k]] = seen.get(tried[k], 0) + 1
+            out[k] = tried[k] if seen[tried[k]] == 1 else f"{tried[k]}#{seen[tried[k]]}"
     return out
 
 
-_PARTITION_SAFE = re.compile(r"[^A-Za-z0-9._-]")
-
-
-def partition_name(name: str) -> str:
-    """A report's ``report=`` value: its workspace name with every character
-    but letters, digits, ``.``, ``_`` and ``-`` replaced by ``_`` (hive
-    partition values are path segments)."""
-    return _PARTITION_SAFE.sub("_", name)
+def partition_dir(report: str) -> str:
+    """The hive partition folder of a report, ``report=VALUE``: the name
+    percent-encoded (every character but letters, digits, ``.``, ``_``,
+    ``-``; DuckDB decodes it back when reading the dataset)."""
+    return "report=" + urllib.parse.quote(report, safe="")
 
 
 def copy_report_relations(report_db: Path, dest: Path) -> None:
@@ -268,7 +351,7 @@ def merge(
         raise InputError(f"--align {opts.align}: use one of {', '.join(ALIGNS)}")
     root = root or workspace_root()
     ws = Workspace(_check_folder(root, "workspace root") / _check_name(name), name)
-    inputs = expand_inputs(list(paths))
+    inputs, notes = expand_inputs(list(paths))
     for path in inputs:
         try:
             same = classify_input(path).name == name
@@ -279,8 +362,19 @@ def merge(
                 f"the merge's name {name} is also the name of its report {path}; "
                 "choose another NAME"
             )
+    _check_not_a_conversion(ws, opts.force)
+    names = report_names(inputs)
     # the merge reads each report's NAME.duckdb
     convert_opts = dataclasses.replace(opts.convert, database=True, force=opts.force)
+    # a report's own workspace (root/NAME) when it holds this conversion
+    # already, else a folder of the merge's own (two jobs' report_0 never
+    # share one)
+    output_dirs = [
+        None
+        if not opts.force and up_to_date(path, convert_opts, root) is not None
+        else ws.dir / RANKS_DIR / urllib.parse.quote(report, safe="")
+        for path, report in zip(inputs, names, strict=True)
+    ]
     outcomes = convert_many(
         inputs,
         convert_opts,
@@ -289,35 +383,47 @@ def merge(
         root=root,
         skip_up_to_date=not opts.force,
         on_update=on_report,
+        output_dirs=output_dirs,
     )
     failed = [(o.path, o.message) for o in outcomes if o.status == "failed"]
-    done = [o for o in outcomes if o.status != "failed"]
-    if not done:
+    if len(failed) == len(outcomes):
         path, message = failed[0]
         raise InputError(
             f"no report could be converted, nothing to merge ({len(failed)} failed; "
             f"first: {path}: {message})"
         )
-    names: dict[str, str] = {}
-    for o in done:
-        key = partition_name(o.name)
-        if key in names and names[key] != str(o.workspace):
-            raise InputError(
-                f"two reports are both called {key} ({names[key]} and {o.workspace}); "
-                "give one of them another name"
-            )
-        names[key] = str(o.workspace)
-    reports = {partition_name(o.name): o for o in done}
+    done = {report: o for report, o in zip(names, outcomes, strict=True) if o.status != "failed"}
     result = merge_workspaces(
         ws,
-        {k: Workspace(Path(o.workspace), o.name) for k, o in reports.items()},
+        {report: Workspace(Path(o.workspace), o.name) for report, o in done.items()},
         opts,
         progress,
     )
     for row in result.reports:
-        row.status = reports[row.report].status
+        row.status = done[row.report].status
+        row.workspace = Path(done[row.report].workspace)
+        row.notes = [
+            f"{m}: {v}" for m, v in done[row.report].summary if str(m).startswith(NOTE_METRICS)
+        ]
     result.failed = failed
+    result.notes = notes
     return result
+
+
+def _check_not_a_conversion(ws: Workspace, force: bool) -> None:
+    """Refuse to merge into the workspace of a conversion (``convert`` made
+    it: its manifest names a source) unless ``force``, which removes that
+    conversion's export first."""
+    recorded = manifest.read(ws.dir) or {}
+    source = recorded.get("source")
+    if not isinstance(source, dict):
+        return
+    if not force:
+        raise InputError(
+            f"the workspace {ws.dir} holds the conversion of {source.get('path')}; "
+            "choose another NAME for the merge, or replace that conversion with --force"
+        )
+    shutil.rmtree(ws.parquet_dir, ignore_errors=True)
 
 
 def merge_workspaces(
@@ -363,7 +469,7 @@ def merge_workspaces(
                         raise NsysDuckError(
                             f"{rws.dir} has no {rws.database.name}; convert it again"
                         )
-                    copy_report_relations(rws.database, dataset / f"report={key}")
+                    copy_report_relations(rws.database, dataset / partition_dir(key))
                 first_db = reports[min(reports)].database
                 result, con = _run_merge(ws, dataset, tmp_dir, opts, progress, watch, first_db)
             except Exception:
@@ -432,7 +538,9 @@ def _run_merge(
             raise
         pipeline.check_outputs(con, files)
         _copy_comments(con, first_db)
-        catalog.save(con, files, ctx)
+        # what ran, as it reads once published (reports/ in the workspace)
+        final = dict(ctx.options, merge_reports_dir=str(ws.dir / REPORTS_DIR))
+        catalog.save(con, files, pipeline.Context({}, final))
         if con.execute("SELECT count(*) FROM int_slices").fetchall()[0][0] == 0:
             raise NoEventsError("the reports hold no slice to merge")
         checked = None
@@ -501,33 +609,14 @@ def _run_merge(
         finals.append(ws.database)
         tmps.append(db_tmp)
         stale = [f for f in (ws.json_gz, *ws.json_parts) if f not in finals]
-        old = ws.dir / REPORTS_DIR
-        if old.exists():
-            shutil.rmtree(old)
-        os.replace(dataset, old)
-        writers.publish(list(zip(tmps, finals, strict=True)))
-        writers.discard(stale)
-        manifest.write(
-            ws.dir,
-            {
-                "format": manifest.FORMAT,
-                "name": ws.name,
-                "source": None,
-                "export": None,
-                "merge": {
-                    "at": manifest.now(),
-                    "nsys_duck_version": __version__,
-                    "align": opts.align,
-                    "reports": [
-                        {"report": r.report, "label": r.label, "shift_ns": r.shift_ns}
-                        for r in reports
-                    ],
-                    "files": {f.name: f.stat().st_size for f in finals},
-                },
-                "conversion": None,
-                "nsys_duck_version": __version__,
-            },
-        )
+        with _interrupts_deferred():
+            old = ws.dir / REPORTS_DIR
+            if old.exists():
+                os.replace(old, tmp_dir / "old-reports")  # removed with tmp_dir
+            os.replace(dataset, old)
+            writers.publish(list(zip(tmps, finals, strict=True)))
+            writers.discard(stale)
+            _write_manifest(ws, opts, reports, finals)
     except OSError as exc:
         raise _os_failure(exc, ws) from None
     return (
@@ -543,6 +632,50 @@ def _run_merge(
             len(checked.checks) if checked else 0,
         ),
         None,
+    )
+
+
+@contextmanager
+def _interrupts_deferred():
+    """Publishing (a few renames): Ctrl-C, SIGTERM and SIGHUP wait until it
+    is done, so a merge is published whole or not at all; one that arrived
+    meanwhile is then taken as arriving after the merge finished (it is
+    published, and the run ends as it would have)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    seen: list[int] = []
+    wanted = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    before = {sig: signal.signal(sig, lambda signum, frame: seen.append(signum)) for sig in wanted}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+def _write_manifest(ws: Workspace, opts: MergeOptions, reports: list, finals: list[Path]) -> None:
+    """The merged workspace's ``nsys-duck.json``: no source (it is made of
+    many), what was merged and how."""
+    manifest.write(
+        ws.dir,
+        {
+            "format": manifest.FORMAT,
+            "name": ws.name,
+            "source": None,
+            "export": None,
+            "merge": {
+                "at": manifest.now(),
+                "nsys_duck_version": __version__,
+                "align": opts.align,
+                "reports": [
+                    {"report": r.report, "label": r.label, "shift_ns": r.shift_ns} for r in reports
+                ],
+                "files": {f.name: f.stat().st_size for f in finals},
+            },
+            "conversion": None,
+            "nsys_duck_version": __version__,
+        },
     )
 
 

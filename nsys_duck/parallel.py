@@ -87,6 +87,7 @@ def convert_many(
     skip_up_to_date: bool = True,
     on_update: OnUpdate | None = None,
     client=None,
+    output_dirs: Sequence[str | os.PathLike | None] | None = None,
 ) -> list[Outcome]:
     """Convert every input of ``paths`` (reports, SQLite exports, export
     folders), up to ``jobs`` at once.
@@ -109,6 +110,10 @@ def convert_many(
     ``root`` (default ``$NSYS_WORKSPACE_ROOT`` as seen here) are made
     absolute here, so a worker starting elsewhere writes where this
     process expects.
+
+    ``output_dirs``: per input (same length as ``paths``), the workspace
+    folder to convert it into (``convert -o``), or None for
+    ``root/NAME``; overrides ``opts.output_dir``.
 
     ``skip_up_to_date``: an input whose workspace already holds its
     conversion with these options (:func:`convert.up_to_date`) is an
@@ -141,19 +146,28 @@ def convert_many(
     opts = _absolute_options(opts or Options())
     given = [os.fspath(p) for p in paths]
     absolute = [os.path.abspath(os.path.expanduser(p)) for p in given]
+    if output_dirs is None:
+        per_input = [opts] * len(given)
+    else:
+        if len(output_dirs) != len(given):
+            raise ValueError("output_dirs must have one entry per path")
+        per_input = [
+            opts if d is None else _absolute_options(dataclasses.replace(opts, output_dir=Path(d)))
+            for d in output_dirs
+        ]
     root = Path(root).expanduser().resolve() if root is not None else workspace_root()
     tally = _Tally(len(given), on_update)
     if client is None and scheduler is None and jobs == 1:
-        for g, a in zip(given, absolute, strict=True):
-            tally.add(_convert_one(g, a, opts, root, skip_up_to_date, None))
+        for g, a, o in zip(given, absolute, per_input, strict=True):
+            tally.add(_convert_one(g, a, o, root, skip_up_to_date, None))
         return tally.ordered(given)
     todo = []
-    for g, a in zip(given, absolute, strict=True):
-        ws = convert_mod.up_to_date(a, opts, root) if skip_up_to_date else None
+    for g, a, o in zip(given, absolute, per_input, strict=True):
+        ws = convert_mod.up_to_date(a, o, root) if skip_up_to_date else None
         if ws is not None:
             tally.add(_up_to_date_outcome(g, ws, 0.0))
         else:
-            todo.append((g, a))
+            todo.append((g, a, o))
     if todo:
         _run_on_dask(todo, opts, root, skip_up_to_date, tally, jobs, scheduler, client)
     return tally.ordered(given)
@@ -296,7 +310,7 @@ def _import_distributed():
 
 
 def _run_on_dask(todo, opts, root, skip_up_to_date, tally, jobs, scheduler, client) -> None:
-    """Submit one task per (given, absolute) input of ``todo`` and collect
+    """Submit one task per (given, absolute, options) input of ``todo`` and collect
     the outcomes into ``tally`` as they finish (see :func:`convert_many`)."""
     distributed = _import_distributed()
     cluster = None
@@ -310,9 +324,9 @@ def _run_on_dask(todo, opts, root, skip_up_to_date, tally, jobs, scheduler, clie
             cluster, client = _local_cluster(distributed, min(jobs, len(todo)), opts)
         slots = _slots_by_host(client)
         last: dict[str, object] = {}  # workspace folder -> its latest task
-        for given, path in todo:
-            args = (given, path, opts, root, skip_up_to_date, slots)
-            folder = _workspace_key(path, opts, root)
+        for given, path, one_opts in todo:
+            args = (given, path, one_opts, root, skip_up_to_date, slots)
+            folder = _workspace_key(path, one_opts, root)
             if folder in last:  # after the task before it on that workspace
                 fut = client.submit(
                     _convert_after, last[folder], *args, key=_task_key(path), pure=False
@@ -392,10 +406,14 @@ def _connect(distributed, scheduler):
         return distributed.Client(scheduler_file=str(file), timeout=CONNECT_TIMEOUT_S)
     except NsysDuckError:
         raise
-    except (OSError, TimeoutError, ValueError, KeyError) as exc:
-        raise NsysDuckError(
-            f"cannot connect to the Dask scheduler {target}: {_one_line(str(exc))[:300]}"
-        ) from None
+    except Exception as exc:  # OSError, TimeoutError, a malformed scheduler file ...
+        reason = _one_line(str(exc))[:300] or type(exc).__name__
+        if "://" not in target and Path(target).expanduser().is_file():
+            reason = (
+                "the file is not a scheduler file (the JSON that dask scheduler "
+                f"--scheduler-file writes): {reason}"
+            )
+        raise NsysDuckError(f"cannot connect to the Dask scheduler {target}: {reason}") from None
 
 
 def _local_cluster(distributed, jobs: int, opts: Options):
@@ -428,7 +446,7 @@ def _local_cluster(distributed, jobs: int, opts: Options):
         # metrics) on a free port of 127.0.0.1, not 8787
         scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
         memory_limit=per_worker,
-        silence_logs=logging.ERROR,
+        silence_logs=logging.CRITICAL,  # e.g. a worker's heartbeat as the cluster closes
         preload=[__name__],  # dask_setup: the workers leave Ctrl-C to this process
     )
     client = None

@@ -14,6 +14,10 @@ from .sources import is_export_dir
 REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
 SQLITE_SUFFIX = ".sqlite"  # nsys export --type=sqlite
 PQTDIR_SUFFIX = "_pqtdir"  # newer nsys writes -o OUT as the folder OUT_pqtdir
+# a merge's workspace (nsys-duck merge): the hive-partitioned dataset of its
+# reports, and the reports' own workspaces when the merge converted them
+MERGE_REPORTS_DIR = "reports"
+MERGE_RANKS_DIR = "ranks"
 
 
 def workspace_root() -> Path:

@@ -174,7 +174,9 @@ def test_merged_database_reads_no_file(split_and_merged, tmp_path):
 def test_merging_again_reuses_each_report_conversion(split_and_merged):
     _whole, parts, res = split_and_merged
     root = res.workspace.dir.parent
-    dbs = [root / p.name / f"{p.name}.duckdb" for p in parts.values()]
+    dbs = [r.workspace / f"{r.workspace.name}.duckdb" for r in res.reports]
+    # the merge converted them into its own folder (two jobs' report_0 never meet)
+    assert all(r.workspace.parent == res.workspace.dir / "ranks" for r in res.reports)
     before = [db.stat().st_mtime_ns for db in dbs]
     again = merge("merged", [str(p / "parquet") for p in parts.values()], root=root)
     assert {r.status for r in again.reports} == {"up to date"}
@@ -358,3 +360,73 @@ def test_window_selects_part_of_a_merged_job(tmp_path):
     s, _flows, problems = perfetto_counts(res.workspace.json_gz, tmp_path)
     assert problems == 0
     assert s == per_rank["rank 0"]
+
+
+def test_reports_of_one_name_in_two_folders_and_two_jobs_never_meet(tmp_path):
+    """node0/report_0 and node1/report_0 are two reports; a second job with
+    the same report names is merged without touching the first job's."""
+    a = rank_exports(tmp_path / "a", 1, 10**6)[0]  # .../report_0000/parquet
+    b = rank_exports(tmp_path / "b", 1, 10**6)[0]
+    root = tmp_path / "ws"
+    res = merge("job", [str(a), str(b)], root=root)
+    register_trace(res.workspace.json_gz, res.workspace.events_parquet)
+    assert sorted(r.label for r in res.reports) == ["a/ranks/report_0000", "b/ranks/report_0000"]
+    assert dict(res.summary)["reports merged"] == 2
+    first = merge("jobA", [str(a)], root=root)
+    second = merge("jobB", [str(b)], root=root)
+    assert first.reports[0].workspace != second.reports[0].workspace
+    again = merge("jobA", [str(a)], root=root)
+    assert again.reports[0].status == "up to date"
+
+
+def test_names_are_kept_whatever_their_characters(tmp_path):
+    """Report names with spaces, '=' and non-ASCII letters are the report
+    column as they are (the partition folder is percent-encoded)."""
+    built = multirank.make_rank_exports(SMALL, tmp_path / "src", 2, name="r")
+    named = []
+    for folder, new in zip(built, ["my run=0", "альфа 1"], strict=True):
+        target = tmp_path / "in" / new
+        shutil.copytree(folder, target)
+        named.append(target)  # a folder holding parquet/: given as it is
+    res = merge("odd", [str(p) for p in named], root=tmp_path / "ws")
+    register_trace(res.workspace.json_gz, res.workspace.events_parquet)
+    assert sorted(r.report for r in res.reports) == ["my run=0", "альфа 1"]
+    reports = duckdb.execute(
+        f"SELECT DISTINCT report FROM read_parquet('{res.workspace.events_parquet}')"
+    ).fetchall()
+    assert sorted(r for (r,) in reports) == ["my run=0", "альфа 1"]
+
+
+def test_a_folder_is_searched_below_and_each_capture_taken_once(tmp_path):
+    """Sub-folders are searched; a report given twice, or with its SQLite
+    export beside it, is merged once, and the summary says so."""
+    fuser = NEWER / "fuser_nvtx_2025_1"
+    runs = tmp_path / "runs"
+    (runs / "node1").mkdir(parents=True)
+    shutil.copy(fuser / "fuser_nvtx_2025_1.sqlite", runs / "report_0.sqlite")
+    shutil.copy(fuser / "fuser_nvtx_2025_1.nsys-rep", runs / "report_0.nsys-rep")
+    for p in rank_exports(tmp_path, 2, 10**6)[1:]:
+        shutil.copytree(p.parent, runs / "node1" / "report_1")
+    res = merge(
+        "job",
+        [str(runs), str(runs / "report_0.sqlite")],
+        MergeOptions(align="start"),
+        root=tmp_path / "ws",
+    )
+    register_trace(res.workspace.json_gz, res.workspace.events_parquet)
+    assert [r.label for r in res.reports] == ["rank 0", "rank 1"]
+    assert any("report_0.nsys-rep left out: its SQLite export" in n for n in res.notes)
+    assert any("given twice" in n for n in res.notes)
+
+
+def test_merge_and_convert_never_replace_each_other_silently(tmp_path):
+    root = tmp_path / "ws"
+    convert(SMALL, Options(), root=root)  # workspace raiderstream_tiny
+    paths = [str(p) for p in rank_exports(tmp_path, 2, 10**6)]
+    with pytest.raises(InputError, match=r"holds the conversion of .*choose another NAME"):
+        merge("raiderstream_tiny", paths, root=root)
+    res = merge("job", paths, root=root)
+    from nsys_duck.errors import WorkspaceError
+
+    with pytest.raises(WorkspaceError, match=r"holds a merge of several reports"):
+        convert(SMALL, Options(output_dir=res.workspace.dir))

@@ -8,10 +8,14 @@
 -- int_tracks, int_slices_on_tracks, int_flows, int_gpu_ops,
 -- int_runtime_links, stg_export_info).
 -- Invariants:
--- - Order and label: when every report's name ends in a number and the
---   numbers differ (nsys profile -o report_%q{RANK}: report_0, report_1,
---   ...), report k is "rank N", ordered by N; otherwise the report's name,
---   ordered by name. rank_no is that number (NULL otherwise).
+-- - Order and label: when there are two reports or more, every report's
+--   name ends in a number and the numbers differ (nsys profile -o
+--   report_%q{RANK}: report_0, report_1, ...), report k is "rank N",
+--   ordered by N; otherwise the report's name, ordered by name. rank_no is
+--   that number (NULL otherwise). The report is its name as
+--   nsys_duck/merge.py gives it (report_names: the workspace NAME, or
+--   FOLDER/NAME where two reports share one), read back from the partition
+--   folder report=NAME (percent-encoded).
 -- - Time (template variable merge_align): 'utc' (default) keeps Nsight's
 --   times, which are UTC epoch ns in every report (--ts-normalize, or the
 --   session start added by stg_export_info), as nsys recipe aligns
@@ -107,8 +111,10 @@ numbered AS (
 ),
 
 by_rank AS (
-    -- every name ends in a number, and no two in the same one
-    SELECT count(number) = count(*) AND count(DISTINCT number) = count(*) AS ok
+    -- two reports or more, every name ends in a number, no two in the same one
+    SELECT
+        count(*) > 1 AND count(number) = count(*) AND count(DISTINCT number) = count(*)
+            AS ok
     FROM numbered
 ),
 

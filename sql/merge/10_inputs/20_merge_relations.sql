@@ -22,8 +22,9 @@
 -- session_start_ns) + shift_ns; a home's name is prefixed with the
 -- report's label ("rank 3 · Device 0: NVIDIA H100"). Every other column
 -- (CUPTI's correlationId, contexts, streams, OS pid/tid, names, args) is
--- the report's own. stg_export_info keeps one row: the earliest report's,
--- with the earliest aligned session start (trace_base reads it).
+-- the report's own (also nest_seq, a tie-break inside one track). stg_export_info
+-- keeps one row: the first report's (merge_reports.ordinal 1), with the
+-- earliest aligned session start of all reports (trace_base reads it).
 -- Template variable: merge_relations, relation -> its columns (from the
 -- Parquet files).
 {% set renumbered = {

@@ -6,8 +6,9 @@
 -- report's trace_summary), merge_reports, int_slices, int_flows.
 -- Invariants: a metric is printed at its first position in any report
 -- (metrics from 100 on, the not-drawn and skipped lines, only when their
--- sum is not zero, as in one conversion); "slices" and "flows" are counted
--- again on the merged tables, so a report lost in the merge shows. A
+-- sum is not zero, as in one conversion); "slices" and "flows" (those
+-- drawn: is_placeable) are counted again on the merged tables, so a report
+-- lost in the merge shows. A
 -- table (read once): the merged database reads no file.
 
 CREATE OR REPLACE TABLE trace_summary AS
@@ -26,7 +27,7 @@ WHERE ord < 100 OR value <> 0
 UNION ALL
 SELECT 99, 'slices', count(*) FROM int_slices
 UNION ALL
-SELECT 99, 'flows', count(*) FROM int_flows
+SELECT 99, 'flows', count(*) FROM int_flows WHERE is_placeable
 ORDER BY ord, metric;
 
 COMMENT ON TABLE trace_summary IS 'The summary of a merge: reports merged, the reports'' own counts summed, slices and flows of the merged trace.';
