@@ -28,6 +28,8 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from .compat import arrow_reader
+
 BATCH_ROWS = 1_000_000  # rows of int_lane_clusters held in Python at once
 
 
@@ -45,12 +47,15 @@ def assign_lanes(con: duckdb.DuckDBPyConnection) -> None:
     (12 bytes a row), never the whole table as Python objects (16M projected
     NVTX ranges took 0.9 GB more that way).
     """
-    reader = con.sql(
-        "SELECT slice_id, track_no, start_ns, end_ns, lane_rule = 'nest' AS nest "
-        "FROM int_lane_clusters "
-        "ORDER BY track_no, start_ns, "
-        "CASE WHEN lane_rule = 'nest' THEN -end_ns ELSE end_ns END, seq, slice_id"
-    ).to_arrow_reader(BATCH_ROWS)
+    reader = arrow_reader(
+        con.sql(
+            "SELECT slice_id, track_no, start_ns, end_ns, lane_rule = 'nest' AS nest "
+            "FROM int_lane_clusters "
+            "ORDER BY track_no, start_ns, "
+            "CASE WHEN lane_rule = 'nest' THEN -end_ns ELSE end_ns END, seq, slice_id"
+        ),
+        BATCH_ROWS,
+    )
     id_parts: list[np.ndarray] = []
     lane_parts: list[np.ndarray] = []
     track = None

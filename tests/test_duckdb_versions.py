@@ -10,7 +10,7 @@ converts a real example there and checks that
   1.4 wrote (the storage format is 1.4's: ``database.STORAGE_COMPATIBILITY``).
 
 The venv is kept in ``~/.cache/nsys-duck/duckdb-1.4-venv`` (remade when
-pyproject.toml changes). It needs the package index; without it the test
+pyproject.toml, the code or the SQL change). It needs the package index; without it the test
 is skipped unless ``NSYS_DUCK_REQUIRE_DUCKDB14=1`` (set by ``.ci/run``).
 """
 
@@ -32,7 +32,12 @@ OLD = "1.4"
 
 
 def _venv() -> Path:
-    key = hashlib.sha256((REPO / "pyproject.toml").read_bytes()).hexdigest()[:12]
+    # the venv holds an installed copy of nsys-duck: remade when the code or
+    # SQL changes too (keyed by pyproject.toml alone, it ran stale code)
+    digest = hashlib.sha256((REPO / "pyproject.toml").read_bytes())
+    for f in sorted([*(REPO / "nsys_duck").rglob("*.py"), *(REPO / "sql").rglob("*.sql")]):
+        digest.update(f.relative_to(REPO).as_posix().encode() + b"\0" + f.read_bytes())
+    key = digest.hexdigest()[:12]
     venv = Path.home() / ".cache" / "nsys-duck" / f"duckdb-{OLD}-venv"
     stamp = venv / f".stamp-{key}"
     if stamp.exists():
