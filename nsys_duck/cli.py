@@ -987,7 +987,7 @@ def merge_cmd(
         _fail(name, str(exc))
         sys.exit(1)
     except KeyboardInterrupt:
-        _fail(None, "interrupted; no output files were published")
+        _fail(None, "interrupted; the merge was not published (reports converted before are kept)")
         sys.exit(130)
     for path, message in res.failed:
         _fail(path, message + " (left out of the merge)")
