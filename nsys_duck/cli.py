@@ -344,15 +344,7 @@ def convert_cmd(
         if i:
             click.echo()
         try:
-            with Progress(
-                SpinnerColumn(),
-                TextColumn("{task.description}"),
-                BarColumn(),
-                TimeElapsedColumn(),
-                console=err,
-                transient=True,
-                disable=not err.is_terminal,
-            ) as bar:
+            with _progress_bar() as bar:
                 task = bar.add_task(f"{path}", total=None)
 
                 def progress(stage: str, fraction: float | None, task=task, path=path) -> None:
@@ -384,18 +376,9 @@ def _convert_parallel(paths, opts: Options, jobs: int, scheduler: str | None) ->
     from .parallel import FAILED, convert_many
 
     total = len(paths)
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not err.is_terminal,
-        # the report lines go to stdout: through the bar's console only when
-        # both are the terminal (a redirected stdout keeps them)
-        redirect_stdout=sys.stdout.isatty(),
-    ) as bar:
+    # the report lines go to stdout: through the bar's console only when
+    # both are the terminal (a redirected stdout keeps them)
+    with _progress_bar(redirect_stdout=sys.stdout.isatty()) as bar:
         task = bar.add_task(_counts(0, 0, total, total), total=total)
 
         def on_update(done: int, failed: int, running: int, outcome) -> None:
@@ -436,6 +419,22 @@ def _outcome_line(outcome) -> str:
     slices = dict(outcome.summary).get("slices")
     what = f"{slices:,} slices, " if isinstance(slices, int) else ""
     return f"{name}: converted ({what}{outcome.seconds:.1f} s) {trace}"
+
+
+def _progress_bar(**extra) -> Progress:
+    """The progress line on stderr (a spinner, the stage, a bar, the time);
+    nothing when stderr is not a terminal. ``extra``: more of rich's
+    Progress options."""
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
+        **extra,
+    )
 
 
 def _fail(path: str | None, message: str) -> None:
@@ -957,15 +956,7 @@ def merge_cmd(
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _terminate)
     try:
-        with Progress(
-            SpinnerColumn(),
-            TextColumn("{task.description}"),
-            BarColumn(),
-            TimeElapsedColumn(),
-            console=err,
-            transient=True,
-            disable=not err.is_terminal,
-        ) as bar:
+        with _progress_bar() as bar:
             task = bar.add_task(f"merge {name}", total=None)
 
             def progress(stage: str, fraction: float | None) -> None:
