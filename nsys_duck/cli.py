@@ -46,6 +46,18 @@ def export_line(info: dict) -> str | None:
     return "exported by: " + ", ".join(parts)
 
 
+def print_metrics(summary: list[tuple[str, object]]) -> None:
+    """The summary's (metric, value) lines: integers right-aligned with
+    thousands separators, labels padded to the longest (up to 60)."""
+    width = min(max(len(m) for m, _ in summary), 60)  # longer labels overflow
+    for metric, value in summary:
+        click.echo(
+            f"  {metric:<{width}}  {value:>12,}"
+            if isinstance(value, int)
+            else f"  {metric:<{width}}  {value}"
+        )
+
+
 def print_summary(res: Result, timings: bool) -> None:
     """The contract's summary; the last line is the absolute JSON path."""
     out = click.echo
@@ -83,13 +95,7 @@ def print_summary(res: Result, timings: bool) -> None:
     if res.added_sql:
         out("SQL added by --sql-dir: " + ", ".join(res.added_sql))
     out(f"time base (epoch_ns): {res.base_ns}")
-    width = min(max(len(m) for m, _ in res.summary), 60)  # longer labels overflow
-    for metric, value in res.summary:
-        out(
-            f"  {metric:<{width}}  {value:>12,}"
-            if isinstance(value, int)
-            else f"  {metric:<{width}}  {value}"
-        )
+    print_metrics(res.summary)
     if res.validated:
         also = " and the JSON file validator" if res.file_validated else ""
         out(
@@ -1023,13 +1029,7 @@ def print_merge_summary(res) -> None:
             f"  ... {len(rows) - len(shown)} more (nsys-duck sql {res.workspace.name} -c "
             "'SELECT * FROM merge_reports')"
         )
-    width = min(max(len(m) for m, _ in res.summary), 60)
-    for metric, value in res.summary:
-        out(
-            f"  {metric:<{width}}  {value:>12,}"
-            if isinstance(value, int)
-            else f"  {metric:<{width}}  {value}"
-        )
+    print_metrics(res.summary)
     if res.validated:
         out(f"validated: no violations of {res.checks} contract checks")
     else:

@@ -344,12 +344,7 @@ def convert(
             "NSYS_WORKSPACE_ROOT elsewhere"
         )
     created = not ws.dir.exists()
-    try:
-        ws.dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise WorkspaceError(
-            f"cannot create the workspace folder {ws.dir}: {exc.strerror or exc}"
-        ) from None
+    make_workspace_dir(ws)
     if not ws.dir.is_dir():
         raise WorkspaceError(f"the workspace path {ws.dir} is not a folder")
     if not os.access(ws.dir, os.W_OK | os.X_OK):
@@ -497,6 +492,20 @@ def up_to_date(
         return ws if same == [now.path, now.kind, now.size, now.sha256] else None
     except (NsysDuckError, OSError, ValueError, TypeError, AttributeError):
         return None
+
+
+def make_workspace_dir(ws: Workspace) -> None:
+    """Create the workspace folder (and its parents) if missing.
+
+    Raises:
+        WorkspaceError: "cannot create the workspace folder DIR: REASON".
+    """
+    try:
+        ws.dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WorkspaceError(
+            f"cannot create the workspace folder {ws.dir}: {exc.strerror or exc}"
+        ) from None
 
 
 class InterruptWatch:

@@ -34,7 +34,16 @@ from filelock import FileLock, Timeout
 
 from . import __version__, catalog, manifest, pipeline, writers
 from . import checks as checks_mod
-from .convert import NOTE_METRICS, InterruptWatch, Options, _os_failure, open_database, up_to_date
+from .convert import (
+    NOTE_METRICS,
+    InterruptWatch,
+    Options,
+    _lines,
+    _os_failure,
+    make_workspace_dir,
+    open_database,
+    up_to_date,
+)
 from .errors import InputError, NoEventsError, NsysDuckError, SqlStageError, WorkspaceError
 from .sources import is_export_dir, sql_string
 from .workspace import (
@@ -442,12 +451,7 @@ def merge_workspaces(
         NsysDuckError: as :func:`merge`.
     """
     t_start = time.perf_counter()
-    try:
-        ws.dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise WorkspaceError(
-            f"cannot create the workspace folder {ws.dir}: {exc.strerror or exc}"
-        ) from None
+    make_workspace_dir(ws)
     lock = FileLock(str(ws.lock), timeout=0)
     try:
         lock.acquire()
@@ -458,7 +462,6 @@ def merge_workspaces(
     for stale in ws.dir.glob(".merge.tmp-*"):  # of a merge that was killed (we hold the lock)
         shutil.rmtree(stale, ignore_errors=True)
     tmp_dir = Path(tempfile.mkdtemp(prefix=".merge.tmp-", dir=ws.dir))
-    con: duckdb.DuckDBPyConnection | None = None
     try:
         with InterruptWatch() as watch:
             try:
@@ -471,7 +474,7 @@ def merge_workspaces(
                         )
                     copy_report_relations(rws.database, dataset / partition_dir(key))
                 first_db = reports[min(reports)].database
-                result, con = _run_merge(ws, dataset, tmp_dir, opts, progress, watch, first_db)
+                result = _run_merge(ws, dataset, tmp_dir, opts, progress, watch, first_db)
             except Exception:
                 if watch.hit:
                     raise KeyboardInterrupt from None
@@ -479,11 +482,6 @@ def merge_workspaces(
         result.seconds = time.perf_counter() - t_start
         return result
     finally:
-        if con is not None:
-            try:
-                con.close()
-            except duckdb.Error:
-                pass
         shutil.rmtree(tmp_dir, ignore_errors=True)
         lock.release()
 
@@ -496,7 +494,7 @@ def _run_merge(
     progress: Progress,
     watch: InterruptWatch,
     first_db: Path,
-) -> tuple[MergeResult, None]:
+) -> MergeResult:
     """The SQL, checks, writers and publication of :func:`merge_workspaces`."""
     copt = opts.convert
     columns = _relation_columns(dataset)
@@ -619,19 +617,16 @@ def _run_merge(
             _write_manifest(ws, opts, reports, finals)
     except OSError as exc:
         raise _os_failure(exc, ws) from None
-    return (
-        MergeResult(
-            ws,
-            reports,
-            [],
-            summary,
-            finals,
-            base_ns,
-            opts.align,
-            checked is not None,
-            len(checked.checks) if checked else 0,
-        ),
-        None,
+    return MergeResult(
+        ws,
+        reports,
+        [],
+        summary,
+        finals,
+        base_ns,
+        opts.align,
+        checked is not None,
+        len(checked.checks) if checked else 0,
     )
 
 
@@ -727,7 +722,3 @@ def _relation_columns(dataset: Path) -> dict[str, list[str]]:
         }
     finally:
         con.close()
-
-
-def _lines(exc: BaseException) -> str:
-    return " ".join(str(exc).split())[:400]
