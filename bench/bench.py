@@ -29,8 +29,12 @@ report converted as Dask tasks on a local cluster and merged into one trace
 (``bench/ranks.py``: reports/s, per-task overhead and peak memory, against
 converting the same reports one after another in the same run).
 
+With ``--cpu-side``, each input is converted once more without the CPU side
+(``--no-osrt --no-sched --no-cudnn --no-cublas``) and the with/without wall
+ratio is printed: what OS runtime calls and thread states cost.
+
 Usage: python bench/bench.py [--scale 1m|5m|10m|20m ...] [--reports N] [--no-validate]
-       [--ranks N]
+       [--ranks N] [--cpu-side]
 """
 
 from __future__ import annotations
@@ -55,7 +59,14 @@ EVENT_TABLES = [
     "CUPTI_ACTIVITY_KIND_MEMSET",
     "CUPTI_ACTIVITY_KIND_RUNTIME",
     "NVTX_EVENTS",
+    # the CPU side (sql/05_domain/cpu_trace_sources.sql)
+    "OSRT_API",
+    "CUDNN_EVENTS",
+    "CUBLAS_EVENTS",
+    "SCHED_EVENTS",
 ]
+# convert's flags leaving the whole CPU side out (--cpu-side)
+NO_CPU_SIDE = ["--no-osrt", "--no-sched", "--no-cudnn", "--no-cublas"]
 SEEDS = {
     "1m": {
         "pytorch_nvtx_profiling": 40,
@@ -228,6 +239,12 @@ def main(argv=None) -> int:
         help="also a simulated job of this many ranks, converted on a local Dask cluster "
         "and merged (bench/ranks.py)",
     )
+    ap.add_argument(
+        "--cpu-side",
+        action="store_true",
+        help="also time each input without the CPU side (" + " ".join(NO_CPU_SIDE) + ") "
+        "and print the ratio: what OS runtime calls and thread states cost",
+    )
     args = ap.parse_args(argv)
     inputs = dev_inputs(args.reports) + [i for size in args.scale for i in scaled_inputs(size)]
     exe = str(Path(sys.executable).with_name("nsys-duck"))
@@ -288,6 +305,14 @@ def main(argv=None) -> int:
                 theirs = f" {nc_wall:>7.2f} {nc_rss:>7.0f} {nc_events:>10,} {wall / nc_wall:>7.2f}"
             else:
                 theirs = f" {'(no SQLite form)':>35}"
+        if args.cpu_side:
+            with tempfile.TemporaryDirectory() as ws:
+                env = dict(os.environ, NSYS_WORKSPACE_ROOT=ws)
+                bare, bare_rss, _ = run_measured([exe, "convert", *NO_CPU_SIDE, str(folder)], env)
+            verdict += (
+                f" | without the CPU side: {bare:.2f} s, {bare_rss:.0f} MB; "
+                f"with/without x{wall / bare:.2f}"
+            )
         print(
             f"{name:34} {n_in:>10,} {events:>10,} {wall:>7.2f} {rss:>7.0f} "
             f"{n_in / wall:>10,.0f} {events / wall:>10,.0f} {floor:>7.2f} "

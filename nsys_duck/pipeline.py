@@ -136,6 +136,10 @@ class Context:
 
 # Template options a stage may read, with the values a conversion uses when
 # the CLI does not set them (a replay such as the workbench passes fewer).
+# cpu_trace_sources.source, the words of the --no-SOURCE flags
+# (tests/test_cpu_side.py checks they are the domain table's rows).
+CPU_SOURCES = ("osrt", "sched", "cudnn", "cublas")
+
 DEFAULT_OPTIONS: dict[str, object] = {
     "nvtx_scope": "thread",
     # --max-json-size: what ui.perfetto.dev opens (README, "Traces that open":
@@ -144,6 +148,9 @@ DEFAULT_OPTIONS: dict[str, object] = {
     "window_start_s": None,  # --window START:END, seconds after ts 0
     "window_end_s": None,
     "devices": [],  # --devices 0,3
+    # the CPU-side sources drawn (sql/05_domain/cpu_trace_sources.sql);
+    # --no-osrt, --no-sched, --no-cudnn, --no-cublas leave one out
+    "cpu_sources": list(CPU_SOURCES),
 }
 
 
@@ -153,7 +160,8 @@ def render(sql_file: SqlFile, ctx: Context) -> str:
     Template names: ``col(table, column)``, ``has_table(table)``,
     ``has_column(table, column)``, ``export_tables`` (the export's table
     names, sorted) and the CLI options (:data:`DEFAULT_OPTIONS`: ``nvtx_scope``,
-    ``max_json_bytes``, ``window_start_s``, ``window_end_s``, ``devices``).
+    ``max_json_bytes``, ``window_start_s``, ``window_end_s``, ``devices``,
+    ``cpu_sources``).
     """
     env = jinja2.Environment(
         undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True

@@ -124,6 +124,8 @@ def _kind_of_arrow(t: pa.DataType) -> str:
         return "floating-point"
     if pa.types.is_binary(t) or pa.types.is_large_binary(t):
         return "binary"
+    if pa.types.is_boolean(t):
+        return "boolean"
     return str(t)
 
 
@@ -134,6 +136,8 @@ def _kind_of_duckdb(t: str) -> str:
         return "string"
     if t in ("DOUBLE", "FLOAT"):
         return "floating-point"
+    if t == "BOOLEAN":
+        return "boolean"
     return t
 
 
@@ -270,7 +274,9 @@ def register_export(
                 continue
             have = _kind_of_arrow(schema.field(want.name).type)
             need = _kind_of_duckdb(want.type)
-            if have == "null":
+            # a flag stored as an integer (SQLite has no boolean type:
+            # SCHED_EVENTS.isSchedIn is 0/1 there) reads as nonzero = TRUE
+            if have == "null" or (have, need) == ("integer", "boolean"):
                 replace.append(f"CAST({_quote(want.name)} AS {want.type}) AS {_quote(want.name)}")
             elif have != need:
                 raise ExportDataError(

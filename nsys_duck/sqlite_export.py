@@ -85,6 +85,9 @@ ARROW_OF_DUCKDB = {
     "VARCHAR": pa.string(),
     "DOUBLE": pa.float64(),
     "FLOAT": pa.float32(),
+    # SQLite has no boolean: a flag (SCHED_EVENTS.isSchedIn) is an INTEGER
+    # 0/1 there, a bool in Nsight's Parquet; nonzero reads as TRUE
+    "BOOLEAN": pa.bool_(),
 }
 
 Progress = Callable[[str, int], None]  # (table, rows written so far)
@@ -291,7 +294,9 @@ def _targets(
         arrow = ARROW_OF_DUCKDB.get(want.type)
         if col is None or arrow is None:
             continue
-        if _KIND[col.affinity] == _kind_of(arrow):
+        if _KIND[col.affinity] == _kind_of(arrow) or (
+            col.affinity == "integer" and pa.types.is_boolean(arrow)
+        ):
             out[col.name] = (arrow, want.type)
     return out
 

@@ -180,6 +180,8 @@ def source_key(s: dict) -> tuple:
     kind = _COPY_OF.get(s["cat"], s["cat"])
     if kind == "nvtx":
         return ("nvtx", s["nvtx_id"])
+    if kind in ("osrt", "cudnn", "cublas", "thread_state"):  # CPU side: per thread
+        return (kind, s["os_pid"], s["os_tid"], s["start_ns"], s["end_ns"], s["name"])
     if kind in ("cuda_api", "cuda_sync"):
         return (
             kind,

@@ -116,9 +116,9 @@ def test_counts_equal_the_export_tables(path, converted):
         for m, v in summary.items()
         if m.startswith("table with rows, not drawn: ")
     }
+    for table in ("OSRT_API", "SCHED_EVENTS"):  # drawn now: the CPU side
+        assert table not in not_drawn
     for table in (
-        "OSRT_API",
-        "SCHED_EVENTS",
         "COMPOSITE_EVENTS",
         "CUDA_GRAPH_EVENTS",
         "CUPTI_ACTIVITY_KIND_OVERHEAD",
@@ -447,6 +447,14 @@ def test_primary_rows_are_each_export_row_once(path, converted):
             ),
             "cuda_api": launched,
             "cuda_sync": syncs,
+            # the CPU side (test_cpu_side_rows_equal_the_export_tables)
+            "osrt": t.count("OSRT_API"),
+            "thread_state": t.count("SCHED_EVENTS")
+            - (
+                t.con.execute("SELECT count(DISTINCT globalTid) FROM SCHED_EVENTS").fetchone()[0]
+                if "SCHED_EVENTS" in t.names
+                else 0
+            ),
             "nvtx": t.count(
                 "NVTX_EVENTS",
                 """start IS NOT NULL AND globalTid IS NOT NULL
@@ -456,3 +464,46 @@ def test_primary_rows_are_each_export_row_once(path, converted):
         }
     )
     assert Counter(s["cat"] for s in slices if s["is_primary"]) == +want
+
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_cpu_side_rows_equal_the_export_tables(path, converted):
+    """OSRT_API rows are OS runtime slices, one primary each with its exact
+    times; SCHED_EVENTS (isSchedIn an INTEGER in SQLite) give rows - threads
+    Thread State slices, 'Running' exactly after each sched-in."""
+    res, _, slices = converted(path)
+    t = Tables(path)
+    epoch = t.epoch()
+    summary = dict(res.summary)
+    osrt = (
+        t.con.execute('SELECT start, "end", globalTid & 16777215 FROM OSRT_API').fetchall()
+        if "OSRT_API" in t.names
+        else []
+    )
+    want = Counter((s + epoch, e + epoch, tid) for s, e, tid in osrt)
+    got = Counter(
+        (s["start_ns"], s["end_ns"], s["os_tid"])
+        for s in slices
+        if s["cat"] == "osrt" and s["is_primary"]
+    )
+    assert got == want
+    assert summary.get("OS runtime calls", 0) == len(osrt)
+    rows = t.count("SCHED_EVENTS")
+    threads = (
+        t.con.execute("SELECT count(DISTINCT globalTid) FROM SCHED_EVENTS").fetchone()[0]
+        if rows
+        else 0
+    )
+    states = [s for s in slices if s["cat"] == "thread_state" and s["is_primary"]]
+    assert len(states) == rows - threads == summary.get("thread state slices", 0)
+    running = t.count("SCHED_EVENTS", "isSchedIn <> 0") if rows else 0
+    last_in = (
+        t.con.execute(
+            "SELECT count(*) FROM (SELECT isSchedIn, row_number() OVER (PARTITION BY globalTid "
+            "ORDER BY start DESC, isSchedIn DESC) AS k FROM SCHED_EVENTS) WHERE k = 1 "
+            "AND isSchedIn <> 0"
+        ).fetchone()[0]
+        if rows
+        else 0
+    )
+    assert sum(1 for s in states if s["name"] == "Running") == running - last_in

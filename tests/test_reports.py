@@ -28,6 +28,15 @@ def nsight_count(name: str, table: str, where: str = "TRUE") -> int:
     ][0]
 
 
+def sched_threads(name: str) -> int:
+    """Threads with SCHED_EVENTS rows (each has one state fewer than rows)."""
+    path = REPORTS / name / "parquet" / "SCHED_EVENTS.parquet"
+    if not path.exists():
+        return 0
+    sql = f"SELECT count(DISTINCT globalTid) FROM read_parquet('{path}')"
+    return duckdb.execute(sql).fetchall()[0][0]
+
+
 def test_reports_exist():
     assert len(IDS) >= 15, f"dev reports not found under {REPORTS}"
 
@@ -299,6 +308,11 @@ def test_primary_rows_are_each_nsight_row_once(name, converted):
             "gpu_sync": nsight_count(name, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", drawable),
             "cuda_api": launched,
             "cuda_sync": syncs,
+            # the CPU side (tests/test_cpu_side.py checks it row by row)
+            "osrt": nsight_count(name, "OSRT_API"),
+            "cudnn": nsight_count(name, "CUDNN_EVENTS"),
+            "cublas": nsight_count(name, "CUBLAS_EVENTS"),
+            "thread_state": nsight_count(name, "SCHED_EVENTS") - sched_threads(name),
             "nvtx": nsight_count(
                 name,
                 "NVTX_EVENTS",

@@ -7,13 +7,18 @@
 -- Tracks): 1 CUDA Core Timeline, 2 PCIe Usage, 3 D2D Copy, 4 Unified
 -- Memory, 5 stream tracks (and after the streams of each process and
 -- context, its CUDA Sync track), 6 per CPU thread: NVTX Kernel, NVTX
--- Thread, CUDA API, ordered by thread_kind. track_name is the whole name of
+-- Thread, CUDA API, OS Runtime, cuDNN, cuBLAS, Thread State, ordered by
+-- thread_kind (the CPU-side classes' track_class is cpu_trace_sources'
+-- source for the call tables). track_name is the whole name of
 -- a device-level track (classes 1-4) and the prefix of the others
 -- ('Stream 7 [pid ...]', 'CUDA API [pid ... tid ...]'). lane_rule: how
 -- overlapping slices of such a track are split into lanes (60_int_lane_clusters):
--- 'disjoint' (X slices: a lane holds disjoint slices), 'nest' (B slices:
--- nested, never partially overlapping), NULL (never split: the data nests
--- by construction). track_class is the key the stages and copy_kinds use.
+-- 'disjoint' (X slices: a lane holds disjoint slices), 'nest' (B slices,
+-- and X slices longer than 0 ns: nested, never partially overlapping; an
+-- OS runtime call made inside another, nestingLevel 1+, stays under it),
+-- NULL (never split: the data nests by construction, as the Thread State
+-- slices of a thread, which are disjoint). track_class is the key the
+-- stages and copy_kinds use.
 
 CREATE OR REPLACE TABLE track_classes AS
 SELECT * FROM (VALUES
@@ -25,7 +30,11 @@ SELECT * FROM (VALUES
     ('cuda_sync', 5, NULL, 'CUDA Sync', 'disjoint'),
     ('nvtx_kernel', 6, 1, 'NVTX Kernel', 'nest'),
     ('nvtx_thread', 6, 2, 'NVTX Thread', NULL),
-    ('cuda_api', 6, 3, 'CUDA API', 'disjoint')
+    ('cuda_api', 6, 3, 'CUDA API', 'disjoint'),
+    ('osrt', 6, 4, 'OS Runtime', 'nest'),
+    ('cudnn', 6, 5, 'cuDNN', 'nest'),
+    ('cublas', 6, 6, 'cuBLAS', 'nest'),
+    ('thread_state', 6, 7, 'Thread State', NULL)
 ) AS t (track_class, class_order, thread_kind, track_name, lane_rule);
 
 COMMENT ON TABLE track_classes IS 'Domain table: the kinds of track under a device, their order, name (or name prefix) and lane rule. Rename a track or change its rule here.';

@@ -19,7 +19,8 @@ SELECT * FROM (VALUES
     ('CUPTI_ACTIVITY_KIND_MEMCPY', 'copyCount', '3.17.2'),
     ('CUPTI_ACTIVITY_KIND_SYNCHRONIZATION', 'eventSyncId', '3.17.1'),
     ('CUPTI_ACTIVITY_KIND_CUDA_EVENT', 'timestamp', '3.23.3'),
-    ('CUPTI_ACTIVITY_KIND_CUDA_EVENT', 'eventSyncId', '3.23.3')
+    ('CUPTI_ACTIVITY_KIND_CUDA_EVENT', 'eventSyncId', '3.23.3'),
+    ('SCHED_EVENTS', 'threadState', '3.16.1')
 ) AS t (table_name, column_name, since_schema);
 
 COMMENT ON TABLE nsys_column_versions IS 'The export schema version that added each column of the stand-in DDL (nsys_tables.sql) that older exports lack.';

@@ -116,3 +116,28 @@ CREATE TABLE IF NOT EXISTS nsys.ENUM_CUPTI_SYNC_TYPE (
 );
 
 CREATE TABLE IF NOT EXISTS nsys.META_DATA_EXPORT (name VARCHAR, value VARCHAR);
+
+-- The CPU side (cpu_trace_sources): OS runtime calls, cuDNN/cuBLAS calls
+-- (same columns, no returnValue), thread scheduling (isSchedIn TRUE: the
+-- thread starts running on cpu at start; FALSE: it stops; threadState,
+-- schema 3.16+: ENUM_SAMPLING_THREAD_STATE, e.g. 5 Terminated).
+CREATE TABLE IF NOT EXISTS nsys.OSRT_API (
+    start BIGINT NOT NULL, "end" BIGINT NOT NULL, eventClass BIGINT,
+    globalTid UBIGINT NOT NULL, nameId UBIGINT, returnValue BIGINT,
+    nestingLevel BIGINT
+);
+
+CREATE TABLE IF NOT EXISTS nsys.CUDNN_EVENTS (
+    start BIGINT NOT NULL, "end" BIGINT NOT NULL, eventClass BIGINT,
+    globalTid UBIGINT NOT NULL, nameId UBIGINT
+);
+
+CREATE TABLE IF NOT EXISTS nsys.CUBLAS_EVENTS (
+    start BIGINT NOT NULL, "end" BIGINT NOT NULL, eventClass BIGINT,
+    globalTid UBIGINT NOT NULL, nameId UBIGINT
+);
+
+CREATE TABLE IF NOT EXISTS nsys.SCHED_EVENTS (
+    start BIGINT NOT NULL, cpu BIGINT, isSchedIn BOOLEAN NOT NULL,
+    globalTid UBIGINT NOT NULL, threadState BIGINT
+);

@@ -2,7 +2,8 @@
 -- trace does with it, so no table with rows is ignored silently (the
 -- summary names each one that is not drawn).
 --
--- Reads: every nsys.<TABLE> the export has (template list export_tables).
+-- Reads: every nsys.<TABLE> the export has (template list export_tables),
+-- cpu_trace_sources.
 -- role:
 --   'drawn'     its rows become slices, flows or instants (the tables the
 --               staging views read events from);
@@ -10,8 +11,9 @@
 --               describe the capture (StringIds, ThreadNames, PROCESSES,
 --               ProcessStreams (the processes' stdout/stderr files),
 --               ENUM_*, TARGET_INFO_*, META_DATA_*, ANALYSIS_*);
---   'not drawn' anything else (OS runtime calls, scheduling, sampling,
---               overhead records, CUDA graph construction, ...).
+--   'not drawn' anything else (sampling, overhead records, CUDA graph
+--               construction, ...; and a CPU-side table left out by
+--               --no-osrt, --no-sched, --no-cudnn, --no-cublas).
 -- Table names are quoted as SQL text and identifiers (an export may hold
 -- any name). Invariants: one row per table of the export (stand-ins for absent tables
 -- are not listed); row_count is exact (count(*), metadata only for Parquet).
@@ -33,6 +35,10 @@ drawn (table_name) AS (
         ('CUPTI_ACTIVITY_KIND_GRAPH_TRACE'),
         ('CUPTI_ACTIVITY_KIND_SYNCHRONIZATION'),
         ('CUPTI_ACTIVITY_KIND_CUDA_EVENT'), ('NVTX_EVENTS')
+    -- the CPU-side tables kept (--no-osrt... leaves one 'not drawn')
+    UNION ALL
+    SELECT table_name FROM cpu_trace_sources
+    WHERE source IN ({% for s in cpu_sources %}'{{ s }}', {% endfor %}NULL)
 ),
 lookup_patterns (pattern) AS (
     VALUES ('StringIds'), ('ThreadNames'), ('PROCESSES'), ('ProcessStreams'),

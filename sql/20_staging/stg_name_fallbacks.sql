@@ -3,10 +3,12 @@
 -- renamed silently).
 --
 -- Reads: nsys.CUPTI_ACTIVITY_KIND_KERNEL,
--- nsys.CUPTI_ACTIVITY_KIND_RUNTIME, nsys.NVTX_EVENTS, nsys.StringIds.
+-- nsys.CUPTI_ACTIVITY_KIND_RUNTIME, nsys.NVTX_EVENTS, nsys.StringIds,
+-- stg_cpu_calls.
 -- Produces: one row per source with distinct_ids > 0: how many distinct
 -- string ids had no StringIds row and what was shown instead (the
--- staging views' fallbacks: kernel#ID, cudaApi#ID, '[unnamed]').
+-- staging views' fallbacks: kernel#ID, cudaApi#ID, '[unnamed]',
+-- '[unnamed call]').
 -- string_ids_missing is TRUE when the export has no StringIds rows at
 -- all: then no API call can be recognised as synchronization by its name,
 -- and only calls with a GPU-side synchronization record
@@ -25,6 +27,11 @@ WITH used AS (
     SELECT DISTINCT 'NVTX registered strings (shown as [unnamed] or their text)',
         textId
     FROM nsys.NVTX_EVENTS
+    UNION
+    SELECT DISTINCT
+        'OS runtime, cuDNN and cuBLAS call names (shown as [unnamed call])',
+        name_id
+    FROM stg_cpu_calls
 ),
 ids AS (
     SELECT source, count(*) AS distinct_ids

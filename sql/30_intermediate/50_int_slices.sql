@@ -1,6 +1,7 @@
 -- int_slices: every slice of the trace, on its base track (before lanes).
 --
--- Reads: _int_cpu_homes, int_gpu_ops, int_nvtx_gpu_projection,
+-- Reads: _int_cpu_homes, _int_cpu_thread_homes, int_gpu_ops,
+-- int_nvtx_gpu_projection, int_thread_states, stg_cpu_calls,
 -- int_runtime_calls, int_runtime_links, int_thread_names,
 -- nsys.NVTX_EVENTS, nsys.StringIds, nvtx_event_types, stg_cuda_events,
 -- stg_gpu_syncs, stg_nvtx_events, track_classes.
@@ -26,7 +27,8 @@
 --     beside the streams they concern, without touching the stream tracks.
 --   6 per CPU thread (key1 os pid, key2 os tid,
 --     key3 = 4294967296 * kind + domain rank, kind 1 NVTX Kernel,
---     2 NVTX Thread, 3 CUDA API). A thread whose NVTX rows use several
+--     2 NVTX Thread, 3 CUDA API, 4 OS Runtime, 5 cuDNN, 6 cuBLAS, 7 Thread
+--     State). A thread whose NVTX rows use several
 --     domains gets one NVTX Thread track per domain (push/pop stacks are per
 --     domain and thread, so stacks of two domains may overlap partially),
 --     ordered by domain id and named "NVTX Thread [...] (DOMAIN)"; with one
@@ -39,6 +41,14 @@
 -- of the thread and domain that started it, which only gives the JSON tid);
 -- 'i' thread instant (NVTX marks, eventType 34, and CUDA event records,
 -- start = end).
+-- CPU side (cpu_trace_sources): each OS runtime, cuDNN or cuBLAS call of
+-- stg_cpu_calls is an X slice (cat = its source; Nsight's zero-length
+-- markers too) on the thread's OS Runtime / cuDNN / cuBLAS track, args
+-- returnValue (OSRT) and nestingLevel (when > 0); each state of
+-- int_thread_states an X slice (cat thread_state, name Running / Not
+-- running, args cpu / previousCpu, threadState when Nsight gives one) on
+-- its Thread State track. Both under
+-- the thread's homes (_int_cpu_thread_homes), primary under the lowest.
 -- NVTX args: domain, category number and name (eventType 33 rows of the same
 -- process and domain), color '#AARRGGBB'; start/end ranges add Nsight's
 -- rangeId and the end thread when it differs; an unclosed range (no end in
@@ -53,7 +63,8 @@
 -- since a text unique to each row costs more to store than to build.
 -- lane_rule: NULL (the track's data nests by construction, or the slice is
 -- zero-length), 'disjoint' (X slices that may overlap: a lane holds
--- disjoint slices) or 'nest' (B slices of NVTX Kernel tracks: a lane may
+-- disjoint slices) or 'nest' (B slices of NVTX Kernel tracks, X slices of
+-- the OS Runtime / cuDNN / cuBLAS tracks: a lane may
 -- hold nested slices but no partial overlap), see 60_int_lane_clusters.sql.
 -- needs_lanes = lane_rule IS NOT NULL. track_key: a 64-bit hash of the
 -- track identity (checked collision-free in 71_int_tracks.sql).
@@ -322,6 +333,45 @@ nvtx_kernel AS (
     FROM int_nvtx_gpu_projection AS p
     LEFT JOIN thread_label AS tl ON tl.global_tid = p.global_tid
 ),
+-- CPU-side calls (OS runtime, cuDNN, cuBLAS) on their per-thread track,
+-- under the homes of the thread (_int_cpu_thread_homes).
+cpu_calls AS (
+    SELECT
+        c.source AS cat, 'X' AS ph, c.name, c.start_ns, c.end_ns,
+        th.home_id, c.source AS track_class, c.proc_key,
+        c.os_pid AS key1, c.os_tid AS key2, 0 AS key3,
+        thread_track_suffix(c.os_pid, c.os_tid, tl.thread_name)
+            AS track_base_name,
+        c.proc_key AS owner_proc_key, c.os_pid, c.os_tid, th.is_primary,
+        c.return_value,
+        -- members without a value are left out ({} for cuDNN/cuBLAS)
+        '{' || ltrim(coalesce(',"returnValue":'
+                || CAST(c.return_value AS VARCHAR), '')
+            || CASE WHEN c.nesting_level > 0 THEN ',"nestingLevel":'
+                || CAST(c.nesting_level AS VARCHAR) ELSE '' END, ',')
+            || '}' AS args_json
+    FROM stg_cpu_calls AS c
+    JOIN _int_cpu_thread_homes AS th ON th.global_tid = c.global_tid
+    LEFT JOIN thread_label AS tl ON tl.global_tid = c.global_tid
+),
+-- Thread states from the scheduling events, on the thread's Thread State
+-- track.
+thread_state AS (
+    SELECT
+        'thread_state' AS cat, 'X' AS ph, st.state AS name, st.start_ns,
+        st.end_ns, th.home_id, 'thread_state' AS track_class, st.proc_key,
+        st.os_pid AS key1, st.os_tid AS key2, 0 AS key3,
+        thread_track_suffix(st.os_pid, st.os_tid, tl.thread_name)
+            AS track_base_name,
+        st.proc_key AS owner_proc_key, st.os_pid, st.os_tid, th.is_primary,
+        '{' || concat_ws(',',
+            CASE WHEN st.is_running THEN '"cpu":' ELSE '"previousCpu":' END
+                || CAST(st.cpu AS VARCHAR),
+            '"threadState":' || to_json(st.thread_state)) || '}' AS args_json
+    FROM int_thread_states AS st
+    JOIN _int_cpu_thread_homes AS th ON th.global_tid = st.global_tid
+    LEFT JOIN thread_label AS tl ON tl.global_tid = st.global_tid
+),
 -- Every column a branch may set, typed once (BY NAME fills the rest with
 -- NULL of these types).
 typed AS (
@@ -353,6 +403,8 @@ all_slices AS (
     UNION ALL BY NAME SELECT * FROM api
     UNION ALL BY NAME SELECT * FROM nvtx_thread
     UNION ALL BY NAME SELECT * FROM nvtx_kernel
+    UNION ALL BY NAME SELECT * FROM cpu_calls
+    UNION ALL BY NAME SELECT * FROM thread_state
 ),
 -- The track class of each slice (track_classes, looked up in a map, not
 -- joined: slice_id numbers the rows in this order): the class order, the
@@ -364,10 +416,13 @@ classed AS (
             key3 + coalesce(cls.thread_kind, 0) * 4294967296 AS key3,
             cls.track_name || track_base_name AS track_base_name),
         -- the track's rule applies to the slices it is about: X slices for
-        -- 'disjoint', B slices for 'nest'
+        -- 'disjoint', B slices and X slices longer than 0 ns for 'nest'
+        -- (the only X slices on the NVTX Kernel tracks are zero-length)
         CASE
             WHEN ph = 'X' AND cls.lane_rule = 'disjoint' THEN 'disjoint'
-            WHEN ph = 'B' AND cls.lane_rule = 'nest' THEN 'nest'
+            WHEN cls.lane_rule = 'nest'
+                AND (ph = 'B' OR (ph = 'X' AND end_ns > start_ns))
+                THEN 'nest'
         END AS lane_rule
     FROM (
         SELECT *,

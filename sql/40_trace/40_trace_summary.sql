@@ -1,12 +1,16 @@
 -- trace_summary: the counts printed after a conversion, one row per
 -- (metric, value), in print order.
 --
--- Reads: copy_kinds, flow_summary_metrics, int_flows, int_gpu_ops,
+-- Reads: copy_kinds, cpu_trace_sources, flow_summary_metrics, int_flows, int_gpu_ops,
 -- int_homes, int_nvtx_gpu_projection, int_nvtx_op_paths,
 -- int_runtime_calls, int_runtime_links, int_slices, int_tracks,
 -- nsys.CUPTI_ACTIVITY_KIND_CUDA_EVENT, stg_cuda_events,
 -- stg_export_tables, stg_gpu_syncs, stg_name_fallbacks, stg_nvtx_events,
--- stg_runtime_calls, stg_skipped_rows.
+-- stg_runtime_calls, stg_skipped_rows, stg_cpu_calls, stg_sched_events,
+-- int_thread_states.
+-- CPU side: one line per cpu_trace_sources row (OS runtime, cuDNN, cuBLAS
+-- calls drawn; scheduling events read) and 'thread state slices', each
+-- printed only when not zero.
 -- NVTX: "CPU NVTX ranges" counts push/pop ranges only; start/end
 -- ranges and marks have their own lines. "projected NVTX ranges" counts
 -- ranges with owned GPU work (any device); "NVTX Kernel slices" counts the
@@ -30,6 +34,14 @@ WITH flows AS (
 ),
 memcpys AS (
     SELECT copy_kind, copy_count FROM int_gpu_ops WHERE cat = 'memcpy'
+),
+cpu_rows AS (
+    SELECT source FROM stg_cpu_calls
+    UNION ALL
+    SELECT src.source
+    FROM stg_sched_events
+    CROSS JOIN cpu_trace_sources AS src
+    WHERE src.table_name = 'SCHED_EVENTS'
 ),
 memcpy_buckets AS (
     SELECT m.copy_kind,
@@ -77,6 +89,19 @@ SELECT b.summary_ord, b.summary_bucket, CAST(count(m.summary_bucket) AS BIGINT)
 FROM (SELECT DISTINCT summary_ord, summary_bucket FROM copy_kinds) AS b
 LEFT JOIN memcpy_buckets AS m ON m.summary_bucket = b.summary_bucket
 GROUP BY b.summary_ord, b.summary_bucket
+UNION ALL
+-- CPU-side lines: one per cpu_trace_sources row (rows drawn), and the
+-- Thread State slices they give; printed when not zero
+SELECT ord, metric, value FROM (
+    SELECT src.summary_ord AS ord, src.metric,
+        CAST(count(cpu.source) AS BIGINT) AS value
+    FROM cpu_trace_sources AS src
+    LEFT JOIN cpu_rows AS cpu ON cpu.source = src.source
+    GROUP BY src.summary_ord, src.metric
+    UNION ALL
+    SELECT 29, 'thread state slices', count(*) FROM int_thread_states
+)
+WHERE value <> 0
 UNION ALL
 SELECT ord, metric, CAST(value AS BIGINT) FROM (VALUES
     (100, 'memcpy rows standing for a batch (copyCount > 1)',

@@ -3,13 +3,15 @@
 -- differs from int_slices (zero rows when every count agrees).
 --
 -- Reads: int_slices, chk_events, int_gpu_ops, stg_gpu_syncs, stg_cuda_events,
--- stg_nvtx_events, int_nvtx_gpu_projection.
+-- stg_nvtx_events, int_nvtx_gpu_projection, cpu_trace_sources,
+-- stg_cpu_calls, stg_sched_events.
 -- Invariants: the rule (output-contract.md, Tracks and Events; Summary:
 -- nothing is lost silently): each GPU operation of int_gpu_ops (kernel,
 -- memcpy, memset, graph execution) is drawn once as its primary slice and once
 -- more as its Core/PCIe/D2D copy when it has a projection; each GPU-side sync,
--- timed CUDA event record and NVTX mark or range (start <= end) of the staging
--- views once as its primary slice; each projected NVTX range and device once
+-- timed CUDA event record, NVTX mark or range (start <= end) and CPU-side
+-- call (stg_cpu_calls) of the staging views once as its primary slice; the
+-- scheduling events of each thread as one thread_state slice fewer; each projected NVTX range and device once
 -- as an nvtx_kernel slice; and the writer emits one X, i, B or b event per
 -- int_slices row, per cat. GPU operations are counted from int_gpu_ops, not
 -- the staging views, so an edited int_gpu_ops that leaves work out on purpose
@@ -42,6 +44,16 @@ WITH expected (cat, primary_only, source, expected_slices) AS (
     UNION ALL
     SELECT 'nvtx_kernel', FALSE, 'int_nvtx_gpu_projection',
         (SELECT count(*) FROM int_nvtx_gpu_projection)
+    UNION ALL
+    -- every CPU-side call of a kept source once (its cat is its source)
+    SELECT src.source, TRUE, 'stg_cpu_calls (' || src.table_name || ')',
+        (SELECT count(*) FROM stg_cpu_calls AS c WHERE c.source = src.source)
+    FROM cpu_trace_sources AS src
+    WHERE src.table_name <> 'SCHED_EVENTS'
+    UNION ALL
+    -- a thread's n scheduling events bound n - 1 states
+    SELECT 'thread_state', TRUE, 'stg_sched_events (rows - threads)',
+        (SELECT count(*) - count(DISTINCT global_tid) FROM stg_sched_events)
 ),
 
 slices AS (
