@@ -656,7 +656,7 @@ def test_newer_kernel_columns_in_args_and_green_context_zero_is_none(tmp_path):
     )
     args = {e["args"]["correlationId"]: e["args"] for e in events if e.get("cat") == "kernel"}
     assert args[1]["graphId"] == 5 and args[1]["cluster"] == [2, 1, 1]
-    assert args[1]["graphNodeId"] is None and "greenContextId" not in args[1]
+    assert "graphNodeId" not in args[1] and "greenContextId" not in args[1]
     assert "graphId" not in args[2] and "cluster" not in args[2]
     assert args[3]["greenContextId"] == 9
     assert {s["track_name"] for s in slices if s["cat"] == "kernel"} == {"Stream 7 [pid 100 ctx 1]"}

@@ -42,12 +42,20 @@ CREATE OR REPLACE MACRO cuda_api_base(api_name) AS
 CREATE OR REPLACE MACRO clean_text(s) AS replace(s, chr(0), '');
 
 -- args of a CUDA API slice (output-contract.md, Events): correlationId,
--- the full API name (with its CUPTI version), eventClass runtime/driver.
+-- the full API name (with its CUPTI version), eventClass runtime/driver,
+-- returnValue (cudaError_t / CUresult: nonzero = the call failed). Written
+-- as text member by member: a member without a value (a call with no
+-- correlationId, an export without returnValue) is left out, never null
+-- (api_full_name is never NULL: stg_runtime_calls names every call).
 CREATE OR REPLACE MACRO cuda_api_args_json(correlation_id, api_full_name,
-        event_class) AS
-    json_object('correlationId', correlation_id, 'name', api_full_name,
-        'eventClass', CASE event_class WHEN 0 THEN 'runtime'
-            ELSE 'driver' END);
+        event_class, return_value) AS
+    '{' || coalesce('"correlationId":' || CAST(correlation_id AS VARCHAR)
+            || ',', '')
+        || '"name":' || to_json(api_full_name)
+        || ',"eventClass":' || CASE event_class WHEN 0 THEN '"runtime"'
+            ELSE '"driver"' END
+        || coalesce(',"returnValue":' || CAST(return_value AS VARCHAR), '')
+        || '}';
 
 -- The part after the class name (track_classes.track_name, 'Stream') of
 -- the name of a (process, context, stream) track of a device: ' S [pid P

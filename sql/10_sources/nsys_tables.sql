@@ -33,7 +33,11 @@ CREATE TABLE IF NOT EXISTS nsys.CUPTI_ACTIVITY_KIND_KERNEL (
     staticSharedMemory INTEGER, dynamicSharedMemory INTEGER,
     localMemoryPerThread INTEGER, gridId BIGINT, graphNodeId UBIGINT,
     greenContextId UBIGINT, graphId UBIGINT,
-    clusterX BIGINT, clusterY BIGINT, clusterZ BIGINT
+    clusterX BIGINT, clusterY BIGINT, clusterZ BIGINT,
+    -- localMemoryTotal: INTEGER in 2023.4's Parquet, but per-thread local
+    -- memory times the resident threads may pass 2^31 (a SQLite export
+    -- keeps such a value): read as BIGINT
+    cacheConfig BIGINT, localMemoryTotal BIGINT, sharedMemoryExecuted BIGINT
 );
 
 CREATE TABLE IF NOT EXISTS nsys.CUPTI_ACTIVITY_KIND_MEMCPY (
@@ -86,10 +90,20 @@ CREATE TABLE IF NOT EXISTS nsys.NVTX_EVENTS (
     start BIGINT NOT NULL, "end" BIGINT NOT NULL, eventType BIGINT NOT NULL,
     rangeId UBIGINT, category UBIGINT, color BIGINT, text VARCHAR,
     globalTid UBIGINT NOT NULL,
-    endGlobalTid UBIGINT, textId BIGINT, domainId UBIGINT
+    endGlobalTid UBIGINT, textId BIGINT, domainId UBIGINT,
+    uint64Value UBIGINT, int64Value BIGINT, doubleValue DOUBLE,
+    uint32Value BIGINT, int32Value INTEGER, floatValue FLOAT,
+    jsonTextId BIGINT, jsonText VARCHAR
 );
 
-CREATE TABLE IF NOT EXISTS nsys.TARGET_INFO_GPU (id BIGINT, name VARCHAR);
+CREATE TABLE IF NOT EXISTS nsys.TARGET_INFO_GPU (
+    id BIGINT, name VARCHAR,
+    -- the device properties of the Kineto trace (int_device_properties)
+    totalMemory UBIGINT, smCount BIGINT, computeMajor BIGINT, computeMinor BIGINT,
+    threadsPerWarp BIGINT, maxThreadsPerBlock BIGINT, maxWarpsPerSm BIGINT,
+    maxRegistersPerBlock BIGINT, maxRegistersPerSm BIGINT, maxShmemPerBlock BIGINT,
+    maxShmemPerBlockOptin BIGINT, maxShmemPerSm BIGINT
+);
 
 CREATE TABLE IF NOT EXISTS nsys.TARGET_INFO_CUDA_CONTEXT_INFO (
     processId BIGINT, deviceId BIGINT, contextId BIGINT

@@ -2,7 +2,7 @@
 -- timed it, with its names resolved.
 --
 -- Reads: nsys.CUPTI_ACTIVITY_KIND_KERNEL, nsys.StringIds,
--- stg_export_info.
+-- stg_enum_labels, stg_export_info.
 -- Grain: one row per kernel execution. Not unique on correlation_id: the
 -- kernels of one CUDA-graph launch share their launch's id.
 -- Invariants: times are integer UTC-epoch ns (Nsight's value plus
@@ -17,6 +17,14 @@
 -- '[unnamed kernel]'. Ids that newer exports write as 0 where older ones
 -- wrote NULL (graphNodeId, greenContextId, graphId) read as NULL: 0 means
 -- "none" in both.
+-- Launch details as Nsight exports them (nsys-tables.md 1.2): launch_type
+-- and cache_config are the labels of the export's ENUM tables
+-- (stg_enum_labels: ENUM_CUDA_KERNEL_LAUNCH_TYPE, ENUM_CUDA_FUNC_CACHE_CONFIG;
+-- the user guide says cacheConfig references the latter), else the code as
+-- text; NULL when the export has no such value. Nsight exports one
+-- cacheConfig number, not CUPTI's requested/executed pair, so there is one
+-- cache_config. Looked up in maps, not joined: the rows keep the table's
+-- order, which numbers int_gpu_ops.op_id.
 
 CREATE OR REPLACE VIEW stg_kernels AS
 SELECT
@@ -45,7 +53,17 @@ SELECT
     -- cluster dimensions of a thread-block-cluster launch (0: not one)
     CASE WHEN k.clusterX > 0 THEN
         [k.clusterX, coalesce(k.clusterY, 1), coalesce(k.clusterZ, 1)]
-    END AS cluster_dims
+    END AS cluster_dims,
+    coalesce((SELECT map(list(e.code), list(e.label)) FROM stg_enum_labels AS e
+        WHERE e.enum_table = 'ENUM_CUDA_KERNEL_LAUNCH_TYPE')[k.launchType],
+        CAST(k.launchType AS VARCHAR)) AS launch_type,
+    coalesce((SELECT map(list(e.code), list(e.label)) FROM stg_enum_labels AS e
+        WHERE e.enum_table = 'ENUM_CUDA_FUNC_CACHE_CONFIG')[k.cacheConfig],
+        CAST(k.cacheConfig AS VARCHAR)) AS cache_config,
+    CAST(k.localMemoryPerThread AS BIGINT) AS local_memory_per_thread,
+    CAST(k.localMemoryTotal AS BIGINT) AS local_memory_total,
+    CAST(k.sharedMemoryExecuted AS BIGINT) AS shared_memory_executed,
+    CAST(k.gridId AS BIGINT) AS grid_id
 FROM nsys.CUPTI_ACTIVITY_KIND_KERNEL AS k
 CROSS JOIN stg_export_info AS x
 LEFT JOIN nsys.StringIds AS short_str ON short_str.id = k.shortName
@@ -76,3 +94,9 @@ COMMENT ON COLUMN stg_kernels.graph_node_id IS 'CUDA graph node id (NULL: not la
 COMMENT ON COLUMN stg_kernels.graph_id IS 'CUDA graph id (schema 3.23.3+; NULL: none or not exported).';
 COMMENT ON COLUMN stg_kernels.green_context_id IS 'Green context id (NULL: none).';
 COMMENT ON COLUMN stg_kernels.cluster_dims IS 'Thread-block-cluster dimensions [x, y, z] of a cluster launch; NULL otherwise.';
+COMMENT ON COLUMN stg_kernels.launch_type IS 'launchType''s label (ENUM_CUDA_KERNEL_LAUNCH_TYPE via stg_enum_labels: Regular, Coop Single Device, ...), else the code as text; NULL when not exported.';
+COMMENT ON COLUMN stg_kernels.cache_config IS 'cacheConfig''s label (ENUM_CUDA_FUNC_CACHE_CONFIG via stg_enum_labels: None, Shared, L1, Equal), else the code as text; NULL when not exported.';
+COMMENT ON COLUMN stg_kernels.local_memory_per_thread IS 'Local memory reserved per thread, bytes (localMemoryPerThread).';
+COMMENT ON COLUMN stg_kernels.local_memory_total IS 'Local memory reserved for the kernel in total, bytes (localMemoryTotal).';
+COMMENT ON COLUMN stg_kernels.shared_memory_executed IS 'Shared memory size the driver set for the launch, bytes (sharedMemoryExecuted).';
+COMMENT ON COLUMN stg_kernels.grid_id IS 'Unique grid id of the launch, assigned at run time (gridId).';

@@ -2,7 +2,7 @@
 -- CUPTI timed it, with its kind labelled and its projection decided.
 --
 -- Reads: copy_kinds, nsys.CUPTI_ACTIVITY_KIND_MEMCPY,
--- nsys.ENUM_CUDA_MEMCPY_OPER, stg_export_info.
+-- nsys.ENUM_CUDA_MEMCPY_OPER, stg_enum_labels, stg_export_info.
 -- Invariants: as stg_kernels (UTC-epoch ns, undrawable rows
 -- counted in stg_skipped_rows, NULL context/stream read as 0).
 -- The kind comes from copy_kinds (the row with copy_kind NULL for a NULL or
@@ -11,6 +11,12 @@
 -- ENUM_CUDA_MEMCPY_OPER label when it has one, else copy_kinds.label.
 -- copy_count is copyCount (schema 3.17.2+): a row may stand for a batch of
 -- copies (cudaMemcpyBatchAsync); NULL when the export has no such column.
+-- src_kind / dst_kind: the memory kinds of source and destination
+-- (srcKind/dstKind), labelled by the export's ENUM_CUDA_MEM_KIND
+-- (stg_enum_labels: Pageable, Pinned, Device, Array, Managed, ...), else the
+-- code as text; a pageable host side is what makes an async copy
+-- synchronous (nsys recipe cuda_memcpy_async). src_device_id /
+-- dst_device_id: CUPTI's peer device ids, NULL unless the export has them.
 
 CREATE OR REPLACE VIEW stg_memcpys AS
 SELECT
@@ -30,7 +36,13 @@ SELECT
         AND coalesce(m.correlationId, 0) = 0) AS is_unified_migration,
     CAST(m.bytes AS BIGINT) AS bytes,
     m.copyCount AS copy_count,
-    nullif(CAST(m.greenContextId AS BIGINT), 0) AS green_context_id
+    nullif(CAST(m.greenContextId AS BIGINT), 0) AS green_context_id,
+    coalesce(mem_kinds.labels[m.srcKind], CAST(m.srcKind AS VARCHAR))
+        AS src_kind,
+    coalesce(mem_kinds.labels[m.dstKind], CAST(m.dstKind AS VARCHAR))
+        AS dst_kind,
+    CAST(m.srcDeviceId AS BIGINT) AS src_device_id,
+    CAST(m.dstDeviceId AS BIGINT) AS dst_device_id
 FROM (
     -- the copy_kinds row of the code (a map lookup, not a join: the rows
     -- keep the table's order, which numbers int_gpu_ops.op_id)
@@ -43,6 +55,11 @@ FROM (
     FROM nsys.CUPTI_ACTIVITY_KIND_MEMCPY
 ) AS m
 CROSS JOIN stg_export_info AS x
+-- code -> label of ENUM_CUDA_MEM_KIND, one map (one row)
+CROSS JOIN (
+    SELECT map(list(e.code), list(e.label)) AS labels FROM stg_enum_labels AS e
+    WHERE e.enum_table = 'ENUM_CUDA_MEM_KIND'
+) AS mem_kinds
 LEFT JOIN nsys.ENUM_CUDA_MEMCPY_OPER AS kind_enum
     ON kind_enum.id = CAST(m.copyKind AS BIGINT)
 WHERE nsys_drawable_gpu_row(m.start, m."end", m.deviceId);
@@ -63,3 +80,7 @@ COMMENT ON COLUMN stg_memcpys.is_unified_migration IS 'A unified-memory kind wit
 COMMENT ON COLUMN stg_memcpys.bytes IS 'Bytes copied.';
 COMMENT ON COLUMN stg_memcpys.copy_count IS 'copyCount (schema 3.17.2+): copies this row stands for (> 1: a batch); NULL when not exported.';
 COMMENT ON COLUMN stg_memcpys.green_context_id IS 'Green context id (NULL: none).';
+COMMENT ON COLUMN stg_memcpys.src_kind IS 'Memory kind of the source (srcKind): its ENUM_CUDA_MEM_KIND label (Pageable, Pinned, Device, ...), else the code as text; NULL when not exported.';
+COMMENT ON COLUMN stg_memcpys.dst_kind IS 'Memory kind of the destination (dstKind), labelled as src_kind.';
+COMMENT ON COLUMN stg_memcpys.src_device_id IS 'Source device of a peer copy (srcDeviceId); NULL when not exported.';
+COMMENT ON COLUMN stg_memcpys.dst_device_id IS 'Destination device of a peer copy (dstDeviceId); NULL when not exported.';

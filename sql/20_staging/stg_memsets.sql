@@ -1,9 +1,13 @@
 -- stg_memsets: one row per memset (CUPTI_ACTIVITY_KIND_MEMSET), as CUPTI
 -- timed it.
 --
--- Reads: nsys.CUPTI_ACTIVITY_KIND_MEMSET, stg_export_info.
+-- Reads: nsys.CUPTI_ACTIVITY_KIND_MEMSET, stg_enum_labels, stg_export_info.
 -- Invariants: as stg_kernels (UTC-epoch ns, undrawable rows
 -- counted in stg_skipped_rows, NULL context/stream read as 0).
+-- mem_kind: the memory kind set (memKind), labelled by the export's
+-- ENUM_CUDA_MEM_KIND (stg_enum_labels), else the code as text; NULL when
+-- not exported. Looked up in a map, not joined (rows keep the table's
+-- order, which numbers int_gpu_ops.op_id).
 
 CREATE OR REPLACE VIEW stg_memsets AS
 SELECT
@@ -16,7 +20,10 @@ SELECT
     nsys_proc_key(coalesce(s.globalPid, 0)) AS proc_key,
     nsys_os_pid(coalesce(s.globalPid, 0)) AS os_pid,
     s.value AS memset_value,
-    CAST(s.bytes AS BIGINT) AS bytes
+    CAST(s.bytes AS BIGINT) AS bytes,
+    coalesce((SELECT map(list(e.code), list(e.label)) FROM stg_enum_labels AS e
+        WHERE e.enum_table = 'ENUM_CUDA_MEM_KIND')[s.memKind],
+        CAST(s.memKind AS VARCHAR)) AS mem_kind
 FROM nsys.CUPTI_ACTIVITY_KIND_MEMSET AS s
 CROSS JOIN stg_export_info AS x
 WHERE nsys_drawable_gpu_row(s.start, s."end", s.deviceId);
@@ -32,3 +39,4 @@ COMMENT ON COLUMN stg_memsets.proc_key IS 'globalPid >> 24: the scope of correla
 COMMENT ON COLUMN stg_memsets.os_pid IS 'OS process id (0 when globalPid is NULL).';
 COMMENT ON COLUMN stg_memsets.memset_value IS 'The byte value written.';
 COMMENT ON COLUMN stg_memsets.bytes IS 'Bytes set.';
+COMMENT ON COLUMN stg_memsets.mem_kind IS 'Memory kind set (memKind): its ENUM_CUDA_MEM_KIND label (Device, Managed, ...), else the code as text; NULL when not exported.';

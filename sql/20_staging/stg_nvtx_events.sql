@@ -23,6 +23,15 @@
 -- globalTid << 64 | time (an IEJoin, as in 40__int_nvtx_call_owners.sql).
 -- A table, not a view: eight stages read it, and as a view each of them
 -- sorted every NVTX row again for nvtx_id (2.1 s each on a 5M-row trace).
+-- payload_json: the event's payload (nvtxEventAttributes_t payload, the
+-- NVTX_EVENTS union columns, nsys-tables.md 1.7) as the text of one JSON
+-- value, for args.payload: a number for uint64Value, int64Value,
+-- doubleValue, uint32Value, int32Value, floatValue (a NaN or infinite
+-- float as the string "nan"/"inf", which JSON has no number for), a string
+-- for jsonText or the StringIds text of jsonTextId (the JSON text as it
+-- is, not parsed); the first non-NULL member in that order (Nsight fills
+-- only the one of the payload's type); NULL when the event has no payload
+-- or the export no such columns.
 
 CREATE OR REPLACE TABLE stg_nvtx_events AS
 WITH domains AS (
@@ -91,7 +100,22 @@ SELECT
     coalesce(nullif(clean_text(coalesce(text_str.value, e.text)), ''),
         '[unnamed]') AS message,
     kind.role AS nvtx_role,
-    kind.range_kind
+    kind.range_kind,
+    CASE
+        WHEN e.uint64Value IS NOT NULL THEN CAST(e.uint64Value AS VARCHAR)
+        WHEN e.int64Value IS NOT NULL THEN CAST(e.int64Value AS VARCHAR)
+        WHEN e.doubleValue IS NOT NULL THEN CASE WHEN isfinite(e.doubleValue)
+            THEN CAST(e.doubleValue AS VARCHAR)
+            ELSE to_json(lower(CAST(e.doubleValue AS VARCHAR))) END
+        WHEN e.uint32Value IS NOT NULL THEN CAST(e.uint32Value AS VARCHAR)
+        WHEN e.int32Value IS NOT NULL THEN CAST(e.int32Value AS VARCHAR)
+        WHEN e.floatValue IS NOT NULL THEN CASE WHEN isfinite(e.floatValue)
+            THEN CAST(e.floatValue AS VARCHAR)
+            ELSE to_json(lower(CAST(e.floatValue AS VARCHAR))) END
+        WHEN e.jsonText IS NOT NULL THEN to_json(clean_text(e.jsonText))
+        WHEN e.jsonTextId IS NOT NULL
+            THEN to_json(clean_text(json_str.value))
+    END AS payload_json
 FROM nsys.NVTX_EVENTS AS e
 LEFT JOIN nvtx_event_types AS kind ON kind.event_type = e.eventType
 CROSS JOIN capture_end
@@ -101,6 +125,7 @@ LEFT JOIN unclosed_caps AS cap
     AND cap.globalTid = e.globalTid AND cap.start = e.start
     AND cap.domain_id = CAST(coalesce(e.domainId, 0) AS BIGINT)
 LEFT JOIN nsys.StringIds AS text_str ON text_str.id = e.textId
+LEFT JOIN nsys.StringIds AS json_str ON json_str.id = e.jsonTextId
 LEFT JOIN domains
     ON domains.proc_key = nsys_proc_key(e.globalTid)
     AND domains.domain_id = CAST(e.domainId AS BIGINT)
@@ -125,3 +150,4 @@ COMMENT ON COLUMN stg_nvtx_events.domain_name IS 'Domain name: ''default'' for d
 COMMENT ON COLUMN stg_nvtx_events.message IS 'Text (StringIds via textId, else text); ''[unnamed]'' when empty or missing.';
 COMMENT ON COLUMN stg_nvtx_events.nvtx_role IS 'nvtx_event_types.role of the event type: range, mark, category, thread_name, domain; NULL for types no stage reads.';
 COMMENT ON COLUMN stg_nvtx_events.range_kind IS 'nvtx_event_types.range_kind: push_pop or start_end for ranges, else NULL.';
+COMMENT ON COLUMN stg_nvtx_events.payload_json IS 'The payload as the text of one JSON value (args.payload): a number (uint64Value, int64Value, doubleValue, uint32Value, int32Value, floatValue; NaN/inf as a string) or a string (jsonText, or jsonTextId via StringIds); NULL when there is none.';

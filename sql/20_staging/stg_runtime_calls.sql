@@ -15,6 +15,9 @@
 -- Times are UTC-epoch ns (+ stg_export_info.time_offset_ns). Without
 -- StringIds every name is 'cudaApi#N' and is_sync is false; calls that have
 -- a GPU-side synchronization row are still drawn (int_runtime_calls).
+-- return_value: the call's returnValue (cudaError_t for runtime calls,
+-- CUresult for driver calls): 0 is success, any other value a failed call
+-- (args.returnValue); NULL when the export has none.
 
 CREATE OR REPLACE VIEW stg_runtime_calls AS
 WITH api_names AS (
@@ -50,7 +53,8 @@ SELECT
     n.api_full_name,
     n.api_name,
     n.api_base,
-    n.is_sync
+    n.is_sync,
+    CAST(r.returnValue AS BIGINT) AS return_value
 FROM nsys.CUPTI_ACTIVITY_KIND_RUNTIME AS r
 CROSS JOIN stg_export_info AS x
 JOIN api_names AS n ON n.name_id IS NOT DISTINCT FROM r.nameId
@@ -71,3 +75,4 @@ COMMENT ON COLUMN stg_runtime_calls.api_full_name IS 'API name as exported (with
 COMMENT ON COLUMN stg_runtime_calls.api_name IS 'API name without the CUPTI callback version (a driver''s real _v2 kept): the name drawn.';
 COMMENT ON COLUMN stg_runtime_calls.api_base IS 'api_name without _ptsz/_ptds: the name sync_apis lists.';
 COMMENT ON COLUMN stg_runtime_calls.is_sync IS 'A synchronization call kept even without GPU work (api_base in sync_apis).';
+COMMENT ON COLUMN stg_runtime_calls.return_value IS 'returnValue: cudaError_t (runtime) or CUresult (driver); 0 success, nonzero a failed call; NULL when not exported.';

@@ -19,6 +19,10 @@
 -- memcpy the row of its copy_kinds.projection (pcie, d2d); NULL when there
 -- is none (memsets, copy kinds projected 'none'). A memcpy row that stands for a batch
 -- (copyCount > 1) says so in its name: it is never called one copy.
+-- The launch details of kernels (launch_type, cache_config, local and
+-- executed shared memory, grid_id) and the memory kinds of copies
+-- (src_kind, dst_kind, peer device ids) and memsets (mem_kind) are the
+-- staging views' columns, NULL on the other kinds of operation.
 
 CREATE OR REPLACE TABLE int_gpu_ops AS
 WITH ops AS (
@@ -31,7 +35,9 @@ WITH ops AS (
         demangled_name, grid_x, grid_y, grid_z, block_x, block_y, block_z,
         registers_per_thread, static_shared_memory, dynamic_shared_memory,
         graph_node_id, graph_id, NULL::BIGINT AS graph_exec_id,
-        green_context_id, cluster_dims, NULL::BIGINT AS memset_value
+        green_context_id, cluster_dims, NULL::BIGINT AS memset_value,
+        launch_type, cache_config, local_memory_per_thread,
+        local_memory_total, shared_memory_executed, grid_id
     FROM stg_kernels
     UNION ALL BY NAME
     SELECT
@@ -43,13 +49,13 @@ WITH ops AS (
                 ELSE '' END AS name,
         copy_projection AS projection,
         is_unified_migration, copy_kind, copy_kind_label, bytes, copy_count,
-        green_context_id
+        green_context_id, src_kind, dst_kind, src_device_id, dst_device_id
     FROM stg_memcpys
     UNION ALL BY NAME
     SELECT
         'memset' AS cat, start_ns, end_ns, device_id, context_id, stream_id,
         correlation_id, proc_key, os_pid, '[CUDA memset]' AS name,
-        FALSE AS is_unified_migration, bytes, memset_value
+        FALSE AS is_unified_migration, bytes, memset_value, mem_kind
     FROM stg_memsets
     UNION ALL BY NAME
     SELECT
@@ -114,3 +120,14 @@ COMMENT ON COLUMN int_gpu_ops.green_context_id IS 'Green context id (NULL: none)
 COMMENT ON COLUMN int_gpu_ops.cluster_dims IS 'Thread-block-cluster dimensions [x, y, z] of a cluster launch; NULL otherwise.';
 COMMENT ON COLUMN int_gpu_ops.memset_value IS 'Byte value a memset writes.';
 COMMENT ON COLUMN int_gpu_ops.projected_cat IS 'JSON cat of that copy (gpu_activity_kinds.slice_cat): kernel_core, cuda_graph_core, memcpy_pcie, memcpy_d2d.';
+COMMENT ON COLUMN int_gpu_ops.launch_type IS 'Kernels: launchType''s ENUM_CUDA_KERNEL_LAUNCH_TYPE label (Regular, ...), else the code as text.';
+COMMENT ON COLUMN int_gpu_ops.cache_config IS 'Kernels: cacheConfig''s ENUM_CUDA_FUNC_CACHE_CONFIG label, else the code as text.';
+COMMENT ON COLUMN int_gpu_ops.local_memory_per_thread IS 'Kernels: local memory per thread, bytes (localMemoryPerThread).';
+COMMENT ON COLUMN int_gpu_ops.local_memory_total IS 'Kernels: local memory reserved in total, bytes (localMemoryTotal).';
+COMMENT ON COLUMN int_gpu_ops.shared_memory_executed IS 'Kernels: shared memory size set by the driver, bytes (sharedMemoryExecuted).';
+COMMENT ON COLUMN int_gpu_ops.grid_id IS 'Kernels: unique grid id assigned at run time (gridId).';
+COMMENT ON COLUMN int_gpu_ops.src_kind IS 'Memcpys: memory kind of the source (srcKind''s ENUM_CUDA_MEM_KIND label: Pageable, Pinned, Device, ...).';
+COMMENT ON COLUMN int_gpu_ops.dst_kind IS 'Memcpys: memory kind of the destination (dstKind''s ENUM_CUDA_MEM_KIND label).';
+COMMENT ON COLUMN int_gpu_ops.src_device_id IS 'Memcpys: source device of a peer copy (srcDeviceId), when exported.';
+COMMENT ON COLUMN int_gpu_ops.dst_device_id IS 'Memcpys: destination device of a peer copy (dstDeviceId), when exported.';
+COMMENT ON COLUMN int_gpu_ops.mem_kind IS 'Memsets: memory kind set (memKind''s ENUM_CUDA_MEM_KIND label).';

@@ -8,21 +8,10 @@
 -- is_sync (the names of sync_apis), or one that has a GPU-side
 -- synchronization row (stg_gpu_syncs: event synchronize, stream wait
 -- event... and every synchronizing call when StringIds is missing). Other
--- calls (allocations, event records...) are not drawn.
-
--- int_runtime_calls: the API calls the trace draws, each with a call_id;
--- int_runtime_links: one row per (API call, GPU operation it launched).
---
--- Reads: stg_runtime_calls, int_gpu_ops, stg_gpu_syncs.
--- Invariants: the join key is (proc_key, correlation_id): correlationId is
--- per process (nsys-tables.md 4.1, trap 7); backtrace twins are already
--- gone. A call is kept when it launched GPU work (cat 'cuda_api') or is a
--- synchronization call (cat 'cuda_sync'): one the name list of
--- stg_runtime_calls marks (device and stream synchronize), or one that has a
--- GPU-side synchronization row (stg_gpu_syncs: event synchronize, stream
--- wait event... and every synchronizing call when StringIds is missing).
--- Other calls (allocations, event records...) are not drawn. One call may link several operations (CUDA
--- graphs, staged copies); an operation links at most one call.
+-- calls (allocations, event records...) are not drawn. One call may link
+-- several operations (CUDA graphs, staged copies); an operation links at
+-- most one call (int_runtime_links). Every column of stg_runtime_calls is
+-- kept (return_value: args.returnValue of the API slice).
 
 CREATE OR REPLACE TABLE int_runtime_calls AS
 WITH calls AS (
@@ -64,3 +53,4 @@ COMMENT ON COLUMN int_runtime_calls.api_base IS 'api_name without _ptsz/_ptds: t
 COMMENT ON COLUMN int_runtime_calls.is_sync IS 'A synchronization call kept even without GPU work (api_base in sync_apis).';
 COMMENT ON COLUMN int_runtime_calls.has_gpu_sync IS 'The call has a GPU-side synchronization record (stg_gpu_syncs).';
 COMMENT ON COLUMN int_runtime_calls.cat IS 'cuda_api (launched GPU work) or cuda_sync (a synchronization call).';
+COMMENT ON COLUMN int_runtime_calls.return_value IS 'returnValue: cudaError_t (runtime) or CUresult (driver); 0 success, nonzero a failed call; NULL when not exported.';

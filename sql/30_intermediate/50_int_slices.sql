@@ -52,14 +52,16 @@
 -- NVTX args: domain, category number and name (eventType 33 rows of the same
 -- process and domain), color '#AARRGGBB'; start/end ranges add Nsight's
 -- rangeId and the end thread when it differs; an unclosed range (no end in
--- the export) "unclosed": true. Projected ranges (cat
+-- the export) "unclosed": true; a payload (the NVTX payload union, when
+-- the row has one) "payload". Projected ranges (cat
 -- nvtx_kernel, name = the range's message) carry domain, kind, the
 -- ownership rule used, gpuOps and apiCalls. GPU slices (both copies of an
 -- operation) carry args_json NULL here: their args live once per operation
 -- in int_gpu_op_args and are joined in when the JSON is written, so the big
 -- argument strings are not stored twice. CUDA API slices too: their args
--- (correlationId, name = api_full_name, eventClass runtime/driver) are
--- built at output from api_full_name and event_class (cuda_api_args_json),
+-- (correlationId, name = api_full_name, eventClass runtime/driver,
+-- returnValue) are built at output from api_full_name, event_class and
+-- return_value (cuda_api_args_json),
 -- since a text unique to each row costs more to store than to build.
 -- lane_rule: NULL (the track's data nests by construction, or the slice is
 -- zero-length), 'disjoint' (X slices that may overlap: a lane holds
@@ -153,9 +155,10 @@ gpu_sync AS (
         sync.device_id, sync.proc_key AS owner_proc_key, sync.os_pid,
         sync.context_id, sync.stream_id, sync.correlation_id,
         sync.call_id AS linked_call_id, TRUE AS is_primary,
-        '{"correlationId":' || coalesce(CAST(sync.correlation_id AS VARCHAR),
-                'null')
-            || ',"deviceId":' || CAST(sync.device_id AS VARCHAR)
+        -- members without a value are left out (never a JSON null)
+        '{' || coalesce('"correlationId":'
+                || CAST(sync.correlation_id AS VARCHAR) || ',', '')
+            || '"deviceId":' || CAST(sync.device_id AS VARCHAR)
             || ',"contextId":' || CAST(sync.context_id AS VARCHAR)
             || coalesce(',"streamId":' || CAST(sync.stream_id AS VARCHAR), '')
             || coalesce(',"eventId":' || CAST(sync.event_id AS VARCHAR), '')
@@ -181,10 +184,15 @@ cuda_event AS (
             AS track_base_name,
         ev.device_id, ev.proc_key AS owner_proc_key, ev.os_pid,
         ev.context_id, ev.stream_id, ev.correlation_id, TRUE AS is_primary,
-        json_object('correlationId', ev.correlation_id,
-            'deviceId', ev.device_id, 'contextId', ev.context_id,
-            'streamId', ev.stream_id, 'eventId', ev.event_id,
-            'eventSyncId', ev.event_sync_id) AS args_json
+        -- the members with a value (json_object would write nulls)
+        '{' || concat_ws(',',
+            '"correlationId":' || CAST(ev.correlation_id AS VARCHAR),
+            '"deviceId":' || CAST(ev.device_id AS VARCHAR),
+            '"contextId":' || CAST(ev.context_id AS VARCHAR),
+            '"streamId":' || CAST(ev.stream_id AS VARCHAR),
+            '"eventId":' || CAST(ev.event_id AS VARCHAR),
+            '"eventSyncId":' || CAST(ev.event_sync_id AS VARCHAR))
+            || '}' AS args_json
     FROM stg_cuda_events AS ev
 ),
 call_homes AS (
@@ -226,8 +234,9 @@ api AS (
             AS track_base_name,
         call.call_id, call.proc_key AS owner_proc_key, call.os_pid,
         call.os_tid, call.correlation_id, ch.is_primary,
-        -- args built at output from these two columns (cuda_api_args_json)
-        call.api_full_name, CAST(call.event_class AS BIGINT) AS event_class
+        -- args built at output from these columns (cuda_api_args_json)
+        call.api_full_name, CAST(call.event_class AS BIGINT) AS event_class,
+        call.return_value
     FROM int_runtime_calls AS call
     JOIN call_homes AS ch ON ch.call_id = call.call_id
     LEFT JOIN thread_label AS tl ON tl.global_tid = call.global_tid
@@ -301,6 +310,7 @@ nvtx_thread AS (
                 THEN ',"endTid":' || CAST(nsys_os_tid(e.end_global_tid)
                     AS VARCHAR) ELSE '' END
             || CASE WHEN e.is_unclosed THEN ',"unclosed":true' ELSE '' END
+            || coalesce(',"payload":' || e.payload_json, '')
             || '}' AS args_json,
         e.nvtx_id AS nest_seq, ch.is_primary
     FROM nvtx_cpu_rows AS e
@@ -391,6 +401,7 @@ typed AS (
         NULL::BIGINT AS correlation_id, NULL::VARCHAR AS copy_kind_label,
         NULL::BIGINT AS bytes, NULL::VARCHAR AS args_json,
         NULL::VARCHAR AS api_full_name, NULL::BIGINT AS event_class,
+        NULL::BIGINT AS return_value,
         NULL::BIGINT AS nest_seq, NULL::VARCHAR AS track_class
     WHERE FALSE
 ),
@@ -474,6 +485,7 @@ COMMENT ON COLUMN int_slices.bytes IS 'Bytes of a memcpy or memset slice.';
 COMMENT ON COLUMN int_slices.args_json IS 'JSON args object text (NULL on GPU and API slices: built at output from int_gpu_op_args / cuda_api_args_json).';
 COMMENT ON COLUMN int_slices.api_full_name IS 'API slices: the exported API name (args.name).';
 COMMENT ON COLUMN int_slices.event_class IS 'API slices: CUPTI eventClass (0 runtime, 1 driver).';
+COMMENT ON COLUMN int_slices.return_value IS 'API slices: returnValue (cudaError_t / CUresult; nonzero = failed), args.returnValue; OS runtime calls: OSRT_API.returnValue (the function''s return).';
 COMMENT ON COLUMN int_slices.nest_seq IS 'Tie-break of B/E stacks between slices with equal intervals (CPU order of NVTX ranges); NULL elsewhere.';
 COMMENT ON COLUMN int_slices.track_class IS 'track_classes.track_class of the slice''s track.';
 COMMENT ON COLUMN int_slices.lane_rule IS 'How overlapping slices of the track go to lanes: disjoint (X), nest (B), NULL (never split).';

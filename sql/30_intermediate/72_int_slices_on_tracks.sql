@@ -42,6 +42,7 @@ COMMENT ON COLUMN int_slices_on_tracks.bytes IS 'Bytes copied or set.';
 COMMENT ON COLUMN int_slices_on_tracks.args_json IS 'JSON args object text (NULL on GPU and API slices: built at output).';
 COMMENT ON COLUMN int_slices_on_tracks.api_full_name IS 'API name as exported (with its CUPTI callback version, e.g. cudaLaunchKernel_v7000).';
 COMMENT ON COLUMN int_slices_on_tracks.event_class IS 'CUPTI eventClass: 0 runtime, 1 driver.';
+COMMENT ON COLUMN int_slices_on_tracks.return_value IS 'API slices: returnValue (cudaError_t / CUresult; nonzero = failed), args.returnValue.';
 COMMENT ON COLUMN int_slices_on_tracks.nest_seq IS 'Tie-break of B/E stacks between slices with equal intervals (CPU order of NVTX ranges); NULL elsewhere.';
 COMMENT ON COLUMN int_slices_on_tracks.track_class IS 'track_classes.track_class of the slice''s track.';
 COMMENT ON COLUMN int_slices_on_tracks.lane_rule IS 'How overlapping slices of the track go to lanes: disjoint (X), nest (B), NULL (never split).';

@@ -25,7 +25,13 @@
 -- name, the one drawn: one short name may stand for several kernels.
 -- is_primary: int_slices.is_primary (one row per drawn source row: WHERE
 -- is_primary counts each kernel, copy, API call, NVTX range... once).
--- Both columns come after the older ones, so positional readers still work.
+-- return_value (cuda_api/cuda_sync rows: the call's returnValue, nonzero =
+-- failed), launch_type (kernel and kernel_core rows), src_kind / dst_kind
+-- (memcpy rows and their PCIe/D2D copies: memory kind labels, Pageable,
+-- Pinned, Device...) and mem_kind (memset rows): the values of the same
+-- args members, looked up by op_id in int_gpu_ops like demangled_name;
+-- NULL on every other row.
+-- Each column comes after the older ones, so positional readers still work.
 
 CREATE OR REPLACE VIEW trace_slices AS
 SELECT
@@ -53,14 +59,24 @@ SELECT
     CASE WHEN NOT s.is_projection
         THEN coalesce(p.nvtx_names, []::VARCHAR[]) END AS nvtx_names,
     op.demangled_name,
-    s.is_primary
+    s.is_primary,
+    s.return_value,
+    op.launch_type,
+    op.src_kind,
+    op.dst_kind,
+    op.mem_kind
 FROM int_slices_on_tracks AS s
 LEFT JOIN int_nvtx_op_paths AS p
     ON p.op_id = s.op_id AND NOT s.is_projection
-LEFT JOIN int_gpu_ops AS op
-    ON op.op_id = s.op_id AND op.cat = 'kernel';
+-- the operation's own columns (each set on one kind of operation only)
+LEFT JOIN int_gpu_ops AS op ON op.op_id = s.op_id;
 
 COMMENT ON COLUMN trace_slices.demangled_name IS 'Kernel rows (kernel, kernel_core): the demangled kernel name (CUPTI_ACTIVITY_KIND_KERNEL.demangledName via StringIds), what nsys stats cuda_gpu_kern_sum groups by; name is the short name, which several kernels may share. NULL on other rows.';
+COMMENT ON COLUMN trace_slices.return_value IS 'cuda_api / cuda_sync rows: the call''s returnValue (CUPTI_ACTIVITY_KIND_RUNTIME.returnValue: cudaError_t or CUresult; 0 success, nonzero failed); osrt rows: OSRT_API.returnValue (the function''s return, e.g. -1 for a failed read). NULL on other rows.';
+COMMENT ON COLUMN trace_slices.launch_type IS 'Kernel rows (kernel, kernel_core): launchType''s ENUM_CUDA_KERNEL_LAUNCH_TYPE label (Regular, Coop Single Device, ...). NULL on other rows.';
+COMMENT ON COLUMN trace_slices.src_kind IS 'Memcpy rows (memcpy, memcpy_pcie, memcpy_d2d): the source''s memory kind, srcKind''s ENUM_CUDA_MEM_KIND label (Pageable, Pinned, Device, ...). NULL on other rows.';
+COMMENT ON COLUMN trace_slices.dst_kind IS 'Memcpy rows: the destination''s memory kind (dstKind''s ENUM_CUDA_MEM_KIND label). NULL on other rows.';
+COMMENT ON COLUMN trace_slices.mem_kind IS 'Memset rows: the memory kind set (memKind''s ENUM_CUDA_MEM_KIND label). NULL on other rows.';
 COMMENT ON COLUMN trace_slices.is_primary IS 'TRUE on exactly one row per drawn source row (kernel, memcpy, memset, graph execution, GPU-side sync, CUDA event record, API call, NVTX range or mark): FALSE on Core/PCIe/D2D copies, on API calls and NVTX rows repeated under other devices, and on projected NVTX ranges (nvtx_kernel). Sum over WHERE is_primary to count each event once.';
 
 COMMENT ON VIEW trace_slices IS 'The aligned event table (NAME.perfetto.parquet): one row per slice in the JSON: X, B/E pair, NVTX mark (i) or NVTX start/end async b/e pair; same count.';
@@ -71,7 +87,7 @@ COMMENT ON COLUMN trace_slices.dur_ns IS 'end_ns - start_ns.';
 COMMENT ON COLUMN trace_slices.pid IS 'JSON pid (the home).';
 COMMENT ON COLUMN trace_slices.tid IS 'JSON tid (the track; for ph b the NVTX Thread track named in the JSON).';
 COMMENT ON COLUMN trace_slices.track_name IS 'Full track name (thread_name metadata of the JSON).';
-COMMENT ON COLUMN trace_slices.cat IS 'JSON cat: kernel, kernel_core, memcpy, memcpy_pcie, memcpy_d2d, memset, cuda_graph, cuda_graph_core, gpu_sync, cuda_event, cuda_api, cuda_sync, nvtx, nvtx_kernel.';
+COMMENT ON COLUMN trace_slices.cat IS 'JSON cat: kernel, kernel_core, memcpy, memcpy_pcie, memcpy_d2d, memset, cuda_graph, cuda_graph_core, gpu_sync, cuda_event, cuda_api, cuda_sync, nvtx, nvtx_kernel; CPU side: osrt, cudnn, cublas, thread_state.';
 COMMENT ON COLUMN trace_slices.name IS 'Name drawn (kernel short name, API name, NVTX message...).';
 COMMENT ON COLUMN trace_slices.device_id IS 'Device of GPU and device-projected slices; NULL on CPU rows.';
 COMMENT ON COLUMN trace_slices.os_pid IS 'OS process id.';
