@@ -1037,7 +1037,79 @@ def print_merge_summary(res) -> None:
     for f in res.files:
         out(f"{f}  ({human_size(f.stat().st_size)})")
     parts = [f for f in res.files if ".part-" in f.name]
-    out(str((parts[0] if parts else res.workspace.json_gz).resolve()))
+    out(str((parts[0] if parts else _trace_path(res.files, res.workspace)).resolve()))
+
+
+# --- report: the summaries users run first (nsys_duck/report.py, sql/reports/) ---
+
+
+@main.command("report")
+@click.argument("name")
+@click.argument(
+    "report",
+    type=click.Choice(["top-kernels", "gpu-idle", "nvtx-summary", "api-summary", "memcpy"]),
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json", "markdown"]),
+    default="table",
+    show_default=True,
+    help="table: aligned columns for reading; csv, json (an array of objects), markdown.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Print the first N rows only (per report in a merged workspace).",
+)
+@click.option(
+    "--sql-dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Folder whose reports/FILE.sql replaces the packaged report (e.g. "
+    "reports/top_kernels.sql).",
+)
+def report_cmd(name, report, fmt, limit, sql_dir):
+    """Print a summary of a converted report, as nsys stats does.
+
+    top-kernels (cuda_gpu_kern_sum: GPU time per kernel, by full demangled
+    name), api-summary (cuda_api_sum: CUDA runtime and driver calls),
+    nvtx-summary (nvtx_sum: NVTX ranges by name and style), memcpy
+    (cuda_gpu_mem_time_sum and cuda_gpu_mem_size_sum: memory operations by
+    kind), gpu-idle (per device and stream: busy time, the union of its
+    GPU operations, and idle time over the device's span). Each is one SQL
+    file, sql/reports/top_kernels.sql, ..., run on NAME.duckdb (read-only);
+    --sql-dir DIR runs DIR/reports/top_kernels.sql instead. A merged
+    workspace gives one block of rows per report (rank).
+
+    NAME is a workspace name, a workspace folder, its NAME.duckdb or
+    NAME.perfetto.json.gz, or the report / export it was converted from.
+    Exit status 2 when there is no converted workspace by that name.
+
+    Example: nsys-duck report model top-kernels --limit 10
+    """
+    from . import report as report_mod
+    from .errors import InputError
+
+    try:
+        res = report_mod.run_report(name, report, sql_dir=sql_dir, limit=limit)
+    except InputError as exc:
+        _fail(name, str(exc))
+        sys.exit(2)
+    except NsysDuckError as exc:
+        _fail(name, str(exc))
+        sys.exit(1)
+    except KeyboardInterrupt:
+        _fail(None, "interrupted")
+        sys.exit(130)
+    try:
+        if fmt == "table":
+            report_mod.print_table(res)
+        else:
+            click.echo(report_mod.render(res, fmt), nl=False)
+        sys.stdout.flush()
+    except BrokenPipeError:  # | head: the reader left
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _register_open() -> None:

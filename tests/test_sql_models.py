@@ -34,8 +34,24 @@ def _stage_files():
         f
         for f in sql_files()
         if f.relpath.split("/", 1)[0]
-        in {"00_macros", "05_domain", "10_sources", "20_staging", "30_intermediate", "40_trace"}
+        in {
+            "00_macros",
+            "05_domain",
+            "10_sources",
+            "20_staging",
+            "30_intermediate",
+            "40_trace",
+            "60_kineto",
+        }
     ]
+
+
+def _report_files():
+    """sql/reports/: the files of ``nsys-duck report`` (nsys_duck/report.py).
+    Plain SELECTs run on a read-only NAME.duckdb, not stages: they create
+    no object (so no COMMENT ON), and their header's Reads: line and the
+    domain-literal rule apply as to the stages."""
+    return sql_files(folders=("reports",))
 
 
 def _code(text: str) -> str:
@@ -150,6 +166,35 @@ def test_reads_line_lists_exactly_what_the_sql_reads(converted):
     assert checked > 30
 
 
+def test_report_files_are_plain_selects_reading_what_their_header_says():
+    import jinja2
+
+    con = duckdb.connect()
+    for st in duckdb.extract_statements(
+        (packaged_sql_dir() / "00_macros" / "macros.sql").read_text()
+    ):
+        con.execute(st.query)
+    files = _report_files()
+    assert {f.relpath for f in files} >= {
+        "reports/top_kernels.sql",
+        "reports/api_summary.sql",
+        "reports/nvtx_summary.sql",
+        "reports/memcpy.sql",
+        "reports/gpu_idle.sql",
+    }
+    for f in files:
+        assert not created_objects(f.text), f"{f.relpath} creates an object"
+        listed = _reads_line(f.text)
+        assert listed is not None, f"{f.relpath}: no 'Reads:' line in its header"
+        # by_report (a merged workspace) reads merge_reports too
+        sql = jinja2.Environment().from_string(f.text).render(by_report=True)
+        (stmt,) = duckdb.extract_statements(sql)
+        actual = _reads_of(con, stmt.query, set())
+        assert listed == actual, (
+            f"{f.relpath}: Reads lists {sorted(listed)}, SQL reads {sorted(actual)}"
+        )
+
+
 def test_every_object_and_public_column_has_a_comment(converted):
     _, con = converted
     made = {
@@ -217,7 +262,7 @@ def test_domain_literals_live_only_in_05_domain():
         "'launch_core'",
         "'copy_pcie'",
     ]
-    for f in _stage_files():
+    for f in [*_stage_files(), *_report_files()]:
         if f.relpath.startswith("05_domain/"):
             continue
         code = _code(f.text)

@@ -1,0 +1,387 @@
+"""``nsys-duck report NAME REPORT`` (nsys_duck/report.py, sql/reports/).
+
+Ground truth is NVIDIA's ``nsys stats`` (2023.4): on dev reports with
+kernels, CUDA API calls, NVTX ranges and copies, ``nsys stats --report
+cuda_gpu_kern_sum,cuda_api_sum,nvtx_sum,cuda_gpu_mem_time_sum,
+cuda_gpu_mem_size_sum --format csv`` runs on a copy of the report, and every
+row of ours must be one of its rows: same key (name; style and range for
+NVTX), integer columns exact, the columns nsys rounds to 0.1 (Avg, Med,
+StdDev, Time %) within 0.1 (both sides rounded), sizes within nsys's 0.001
+MB. Also: the other formats parse, --sql-dir replaces a report's file, a
+bad NAME is one sentence and exit status 2, and a merged workspace gives
+one block per report (equal to the reports' own).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import NEWER, REPORTS, Options, convert
+from nsys_duck.cli import main
+from nsys_duck.errors import NsysNotFoundError
+from nsys_duck.nsys import find_nsys
+
+# dev reports with kernels, API calls, NVTX (push/pop, start/end, unclosed,
+# cross-thread) and copies/memsets
+COMPARED = [
+    "abacus_many_kernels",
+    "pytorch_nvtx_profiling",
+    "diffevo_nvtx_startend",
+    "cpu_nvtx_small",
+    "alpa_dev1_2_memcpy",
+    "cpu_nvtx_multiproc",  # NVTX domains in three processes
+    "keras_darknet53_nvtx_startend",  # start/end ranges in a named domain
+    "perlmutter_unified_mem",  # unified-memory copy kinds
+    "cufcm_memset",  # memsets
+]
+# (all 18 dev reports but cpu_nvtx_large_1M matched nsys stats 2023.4 row by
+# row when this test was written; these are the ones that cover each rule)
+# SQLite exports of newer Nsight (nsys stats 2023.4 reads their SQLite):
+# a graph-level CUDA graph trace (graph executions are no kernels) and
+# NVTX-annotated fusions (all 6 of data/newer matched)
+NEWER_COMPARED = ["flameox_graph_trace_2025_5", "fuser_nvtx_2025_1"]
+
+# our report -> (nsys stats report, key columns)
+NSYS_REPORTS = {
+    "top-kernels": ("cuda_gpu_kern_sum", ("Name",)),
+    "api-summary": ("cuda_api_sum", ("Name",)),
+    "nvtx-summary": ("nvtx_sum", ("Style", "Range")),
+    "memcpy": ("cuda_gpu_mem_time_sum", ("Operation",)),
+}
+EXACT = ("Total Time (ns)", "Instances", "Num Calls", "Count", "Min (ns)", "Max (ns)")
+ROUNDED = ("Time (%)", "Avg (ns)", "Med (ns)", "StdDev (ns)")
+# cuda_gpu_mem_size_sum's MB columns (10^6 B, printed to 0.001) -> ours in B
+SIZES = {
+    "Total (MB)": "Total (B)",
+    "Avg (MB)": "Avg (B)",
+    "Med (MB)": "Med (B)",
+    "Min (MB)": "Min (B)",
+    "Max (MB)": "Max (B)",
+    "StdDev (MB)": "StdDev (B)",
+}
+
+
+def run(*args, env=None):
+    return CliRunner().invoke(main, ["report", *args], env=env, catch_exceptions=False)
+
+
+def ours(workspace, report, *extra) -> list[dict]:
+    out = run(str(workspace.dir), report, "--format", "csv", *extra)
+    assert out.exit_code == 0, out.output
+    return list(csv.DictReader(io.StringIO(out.output)))
+
+
+def _report_file(name: str):
+    """The report nsys stats reads: the dev report's .nsys-rep/.qdrep, or a
+    newer export's .sqlite."""
+    candidates = [REPORTS / name / f"{name}{s}" for s in (".nsys-rep", ".qdrep")]
+    for p in [*candidates, NEWER / name / f"{name}.sqlite"]:
+        if p.is_file():
+            return p
+    pytest.skip(f"{name} has no .nsys-rep, .qdrep or .sqlite")
+
+
+@pytest.fixture(scope="module")
+def workspace(converted, tmp_path_factory):
+    """name -> its converted workspace (dev reports: the session's
+    conversion; newer SQLite exports: converted here)."""
+    cache = {}
+
+    def get(name: str):
+        if (REPORTS / name / "parquet").is_dir():
+            return converted(name)[0].workspace
+        if name not in cache:
+            root = tmp_path_factory.mktemp("newer-ws")
+            cache[name] = convert(NEWER / name / f"{name}.sqlite", Options(), root=root).workspace
+        return cache[name]
+
+    return get
+
+
+@pytest.fixture(scope="module")
+def nsys_stats(tmp_path_factory):
+    """name -> {nsys report -> rows}: nsys stats on a copy of the report."""
+    try:
+        nsys = find_nsys()
+    except NsysNotFoundError:
+        pytest.skip("no nsys installed (make test installs Debian's nsight-systems)")
+    cache: dict[str, dict[str, list[dict]]] = {}
+
+    def get(name: str) -> dict[str, list[dict]]:
+        if name not in cache:
+            folder = tmp_path_factory.mktemp(f"stats-{name}")
+            src = folder / _report_file(name).name
+            shutil.copy2(_report_file(name), src)  # nsys stats writes its .sqlite beside it
+            reports = [*(r for r, _ in NSYS_REPORTS.values()), "cuda_gpu_mem_size_sum"]
+            done = subprocess.run(
+                [str(nsys.path), "stats", "--report", ",".join(reports), "--format", "csv"]
+                # a report: export it again whatever the folder holds (a .sqlite is read as is)
+                + ([] if src.suffix == ".sqlite" else ["--force-export=true"])
+                + ["-o", str(folder / "out"), str(src)],
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            assert done.returncode == 0, done.stderr
+            cache[name] = {}
+            for r in reports:
+                text = (folder / f"out_{r}.csv").read_text(encoding="utf-8")
+                cache[name][r] = _nsys_csv(text)
+        return cache[name]
+
+    return get
+
+
+def _nsys_csv(text: str) -> list[dict]:
+    """Rows of an nsys stats CSV. nsys 2023.4 quotes a name only when it
+    holds a comma, and writes quotes and newlines inside names as they are
+    (an NVTX range "tab\there and newline\nsecond line" spans two lines):
+    the name is the last column, so a record is the line's first N-1
+    fields and the rest of it, and a line not starting with a number
+    continues the name of the record before it."""
+    lines = text.splitlines()
+    if not lines:
+        return []
+    header = lines[0].split(",")
+    records: list[str] = []
+    for line in lines[1:]:
+        if re.match(r"-?[0-9.]+,", line) or not records:
+            records.append(line)
+        else:
+            records[-1] += "\n" + line
+    rows = []
+    for rec in records:
+        fields = rec.split(",", len(header) - 1)
+        name = fields[-1]
+        if len(name) > 1 and name[0] == name[-1] == '"' and "," in name:
+            fields[-1] = name[1:-1]
+        rows.append(dict(zip(header, fields, strict=False)))
+    return rows
+
+
+def _close(a: str, b: str, tol: float) -> bool:
+    return abs(float(a) - float(b)) <= tol + 1e-9
+
+
+@pytest.mark.nsys
+@pytest.mark.parametrize("name", COMPARED + NEWER_COMPARED)
+@pytest.mark.parametrize("report", list(NSYS_REPORTS))
+def test_matches_nsys_stats_row_by_row(workspace, nsys_stats, name, report):
+    theirs_name, key = NSYS_REPORTS[report]
+    theirs = nsys_stats(name)[theirs_name]
+    mine = ours(workspace(name), report)
+    by_key = {tuple(r[k] for k in key): r for r in theirs}
+    assert len(by_key) == len(theirs), "nsys stats gave one key twice"
+    assert sorted(tuple(r[k] for k in key) for r in mine) == sorted(by_key)
+    for row in mine:
+        expected = by_key[tuple(row[k] for k in key)]
+        for column in EXACT:
+            if column in expected:
+                assert row[column] == expected[column], (row, expected, column)
+        for column in ROUNDED:
+            assert _close(row[column], expected[column], 0.1), (row, expected, column)
+    # same order where nsys's order is strict (totals differ)
+    totals = [int(r["Total Time (ns)"]) for r in theirs]
+    if len(set(totals)) == len(totals):
+        assert [tuple(r[k] for k in key) for r in mine] == [
+            tuple(r[k] for k in key) for r in theirs
+        ]
+    if report == "memcpy":
+        sizes = {r["Operation"]: r for r in nsys_stats(name)["cuda_gpu_mem_size_sum"]}
+        assert sorted(sizes) == sorted(r["Operation"] for r in mine)
+        for row in mine:
+            for mb, b in SIZES.items():
+                assert _close(float(row[b]) / 1e6, sizes[row["Operation"]][mb], 0.0005), (
+                    row,
+                    sizes[row["Operation"]],
+                    mb,
+                )
+
+
+def test_formats_parse_and_agree(converted):
+    ws = converted("diffevo_nvtx_startend")[0].workspace
+    rows = ours(ws, "top-kernels")
+    assert rows and list(rows[0])[:3] == ["Time (%)", "Total Time (ns)", "Instances"]
+    as_json = json.loads(run(str(ws.dir), "top-kernels", "--format", "json").output)
+    assert [r["Name"] for r in as_json] == [r["Name"] for r in rows]
+    assert all(isinstance(r["Total Time (ns)"], int) for r in as_json)
+    assert sum(r["Total Time (ns)"] for r in as_json) == sum(
+        int(r["Total Time (ns)"]) for r in rows
+    )
+    md = run(str(ws.dir), "top-kernels", "--format", "markdown").output.splitlines()
+    assert md[0].startswith("| Time (%) | Total Time (ns) |") and md[1].startswith("|---:|")
+    assert len(md) == 2 + len(rows)
+    assert all(line.count(" | ") >= 8 for line in md[2:])
+    table = run(str(ws.dir), "top-kernels").output
+    first = rows[0]
+    assert f"{int(first['Total Time (ns)']):,}" in table and first["Name"][:30] in table
+    limited = ours(ws, "top-kernels", "--limit", "2")
+    assert limited == rows[:2]
+
+
+def test_gpu_idle_adds_up(converted):
+    ws = converted("abacus_many_kernels")[0].workspace
+    rows = ours(ws, "gpu-idle")
+    devices = [r for r in rows if r["Stream"] == "all"]
+    assert devices and len(rows) > len(devices)
+    for r in rows:
+        span, busy, idle = (int(r[c]) for c in ("Span (ns)", "Busy (ns)", "Idle (ns)"))
+        assert span == busy + idle and 0 < busy <= span
+        assert _close(r["Idle (%)"], str(round(idle * 100 / span, 1)), 0.05)
+    # a stream is never busier than its device; the device is at least its busiest stream
+    dev = devices[0]
+    streams = [r for r in rows if r["Device"] == dev["Device"] and r["Stream"] != "all"]
+    assert max(int(s["Busy (ns)"]) for s in streams) <= int(dev["Busy (ns)"])
+    assert sum(int(s["Operations"]) for s in streams) == int(dev["Operations"])
+    assert all(s["Span (ns)"] == dev["Span (ns)"] for s in streams)
+    # busy time and gaps against a plain sweep over the GPU operations
+    import duckdb
+
+    con = duckdb.connect(str(ws.database), read_only=True)
+    ops = con.execute(
+        "SELECT device_id, stream_id, start_ns, end_ns FROM int_gpu_ops ORDER BY start_ns, end_ns"
+    ).fetchall()
+    con.close()
+    for r in rows:
+        mine = [
+            (s, e)
+            for d, st, s, e in ops
+            if d == int(r["Device"]) and r["Stream"] in ("all", str(st))
+        ]
+        busy, gaps, longest, until = 0, 0, 0, None
+        for s, e in mine:
+            if until is None or s > until:
+                if until is not None:
+                    gaps, longest = gaps + 1, max(longest, s - until)
+                busy += e - s
+                until = e
+            elif e > until:
+                busy += e - until
+                until = e
+        assert (int(r["Busy (ns)"]), int(r["Gaps"]), int(r["Longest Gap (ns)"])) == (
+            busy,
+            gaps,
+            longest,
+        ), r
+
+
+def test_sql_dir_replaces_the_packaged_report(converted, tmp_path):
+    ws = converted("diffevo_nvtx_startend")[0].workspace
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "top_kernels.sql").write_text(
+        "-- top_kernels, edited: kernels per device\n"
+        'SELECT device_id AS "Device", count(*) AS "Kernels" FROM int_gpu_ops\n'
+        "WHERE cat = 'kernel' GROUP BY ALL ORDER BY 1;\n"
+    )
+    rows = ours(ws, "top-kernels", "--sql-dir", str(tmp_path))
+    packaged = ours(ws, "top-kernels")
+    assert rows == [{"Device": "0", "Kernels": str(sum(int(r["Instances"]) for r in packaged))}]
+    # the other reports are still the packaged ones
+    assert ours(ws, "memcpy", "--sql-dir", str(tmp_path)) == ours(ws, "memcpy")
+    (tmp_path / "reports" / "top_kernels.sql").write_text("SELECT * FROM no_such_view;\n")
+    out = run(str(ws.dir), "top-kernels", "--sql-dir", str(tmp_path))
+    assert out.exit_code == 1
+    assert "reports/top_kernels.sql" in out.output and "no_such_view" in out.output
+
+
+def test_name_by_workspace_name_and_bad_name(converted, tmp_path):
+    res = converted("alpa_dev1_2_memcpy")[0]
+    env = {"NSYS_WORKSPACE_ROOT": str(res.workspace.dir.parent)}
+    by_name = run("alpa_dev1_2_memcpy", "memcpy", "--format", "csv", env=env)
+    assert (
+        by_name.exit_code == 0
+        and by_name.output == run(str(res.workspace.dir), "memcpy", "--format", "csv").output
+    )
+    # the export it was converted from names the same workspace
+    by_source = run(
+        str(REPORTS / "alpa_dev1_2_memcpy" / "parquet"), "memcpy", "--format", "csv", env=env
+    )
+    assert by_source.exit_code == 0 and by_source.output == by_name.output
+    bad = run("no_such_workspace", "top-kernels", env={"NSYS_WORKSPACE_ROOT": str(tmp_path)})
+    assert bad.exit_code == 2
+    lines = bad.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("nsys-duck: no_such_workspace: no such file")
+    assert "Traceback" not in bad.output
+    # a workspace folder without its database
+    empty = tmp_path / "ws" / "x"
+    empty.mkdir(parents=True)
+    (empty / "x.perfetto.json.gz").write_bytes(b"")
+    out = run(str(empty), "top-kernels")
+    assert out.exit_code == 2 and "has no x.duckdb" in out.output
+    unknown = run(str(res.workspace.dir), "top-kernelz")
+    assert unknown.exit_code == 2
+
+
+def test_merged_workspace_gives_each_report_its_own_rows(tmp_path, monkeypatch):
+    from nsys_duck.merge import MergeOptions, merge
+
+    names = ["diffevo_nvtx_startend", "alpa_dev1_2_memcpy"]  # captured 458 days apart
+    paths = [str(REPORTS / n / "parquet") for n in names]
+    env = {"NSYS_WORKSPACE_ROOT": str(tmp_path)}
+    monkeypatch.setenv("NSYS_WORKSPACE_ROOT", str(tmp_path))
+    res = merge("job", paths, MergeOptions(convert=Options(), align="start"))
+    assert not res.failed
+    for report in ("memcpy", "top-kernels", "gpu-idle", "api-summary", "nvtx-summary"):
+        out = run("job", report, "--format", "csv", env=env)
+        assert out.exit_code == 0, out.output
+        merged = list(csv.DictReader(io.StringIO(out.output)))
+        assert merged and next(iter(merged[0])) == "Report"
+        # names not ending in a number: each report is labelled with its name,
+        # and they come in name order
+        labels = list(dict.fromkeys(r["Report"] for r in merged))
+        assert labels == sorted(labels) and set(labels) <= set(names)
+        for name in names:
+            # the merge converted each report into its ranks/ folder
+            (db,) = (tmp_path / "job").glob(f"ranks/**/{name}.duckdb")
+            alone = run(str(db), report, "--format", "csv")
+            assert alone.exit_code == 0, alone.output
+            own = list(csv.DictReader(io.StringIO(alone.output)))
+            mine = [
+                {k: v for k, v in r.items() if k != "Report"} for r in merged if r["Report"] == name
+            ]
+            assert mine == own, (report, name)
+    limited = list(
+        csv.DictReader(
+            io.StringIO(run("job", "memcpy", "--limit", "1", "--format", "csv", env=env).output)
+        )
+    )
+    assert len(limited) == 2 and len({r["Report"] for r in limited}) == 2
+    # a report's own database gone: one sentence, exit status 2
+    (db,) = (tmp_path / "job").glob("ranks/**/alpa_dev1_2_memcpy.duckdb")
+    db.rename(db.with_name("moved.duckdb"))
+    refused = run("job", "api-summary", env=env)
+    assert refused.exit_code == 2 and len(refused.output.strip().splitlines()) == 1
+    assert "stg_runtime_calls" in refused.output and "is gone" in refused.output
+    assert run("job", "top-kernels", env=env).exit_code == 0  # the merged database's own
+
+
+def test_readme_example_is_what_the_command_prints(tmp_path):
+    from paths import REPO
+
+    res = convert(
+        REPO / "examples" / "rodinia_gaussian_8k_kernels" / "parquet", Options(), root=tmp_path
+    )
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    for report in ("top-kernels", "gpu-idle"):
+        out = run(str(res.workspace.dir), report)
+        assert out.exit_code == 0, out.output
+        shown = f"$ nsys-duck report rodinia_gaussian_8k_kernels {report}\n" + out.output
+        assert shown in readme, shown
+
+
+def test_cli_offers_every_packaged_report():
+    from nsys_duck import report as report_mod
+    from nsys_duck.pipeline import packaged_sql_dir
+
+    (param,) = [p for p in main.commands["report"].params if p.name == "report"]
+    assert sorted(param.type.choices) == sorted(report_mod.REPORTS)
+    packaged = {p.stem for p in (packaged_sql_dir() / "reports").glob("*.sql")}
+    assert packaged == set(report_mod.REPORTS.values())
