@@ -118,7 +118,15 @@ def print_summary(res: Result, timings: bool) -> None:
         )
         out(str(parts[0].resolve()))
     else:
-        out(str(res.workspace.json_gz.resolve()))
+        out(str(_trace_path(res.files, res.workspace).resolve()))
+
+
+def _trace_path(files: list[Path], ws) -> Path:
+    """The summary's last line: the Perfetto JSON, else (--format kineto)
+    the Kineto folder."""
+    if ws.json_gz in files or not any(f.parent == ws.kineto_dir for f in files):
+        return ws.json_gz
+    return ws.kineto_dir
 
 
 _SIZE_UNITS = {
@@ -174,6 +182,36 @@ def parse_devices(text: str | None) -> tuple[int, ...]:
     if not devices or min(devices) < 0:
         raise click.BadParameter(f"{text!r}: give device ids such as 0,3", param_hint="--devices")
     return devices
+
+
+_CPU_SOURCE_HELP = {
+    "osrt": "OS runtime calls (OSRT_API: pthread_mutex_lock, poll, read...)",
+    "sched": "thread states from scheduling (SCHED_EVENTS)",
+    "cudnn": "cuDNN calls (CUDNN_EVENTS)",
+    "cublas": "cuBLAS calls (CUBLAS_EVENTS)",
+}
+
+
+def cpu_side_options(command):
+    """Add --no-osrt, --no-sched, --no-cudnn, --no-cublas to a command; it
+    receives ``cpu_sources``: the sources kept (pipeline.CPU_SOURCES order)."""
+    import functools
+
+    from .pipeline import CPU_SOURCES
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        kwargs["cpu_sources"] = tuple(s for s in CPU_SOURCES if not kwargs.pop(f"no_{s}"))
+        return command(*args, **kwargs)
+
+    for source in reversed(CPU_SOURCES):
+        wrapper = click.option(
+            f"--no-{source}",
+            f"no_{source}",
+            is_flag=True,
+            help=f"Leave out the {_CPU_SOURCE_HELP[source]}.",
+        )(wrapper)
+    return wrapper
 
 
 @click.group()
@@ -251,6 +289,17 @@ def _terminate(signum, frame):
     metavar="0,3",
     help="Only the tracks of these devices (their GPU rows and the CPU rows drawn under them).",
 )
+@click.option(
+    "--format",
+    "trace_format",
+    type=click.Choice(["perfetto", "kineto", "both"]),
+    default="perfetto",
+    show_default=True,
+    help="Which trace to write: perfetto (NAME.perfetto.json.gz), kineto (NAME.kineto/: "
+    "one PyTorch-profiler (Kineto) trace per rank, for Holistic Trace Analysis) or "
+    "both; the Parquet and NAME.duckdb are always written.",
+)
+@cpu_side_options
 @click.option("--timings", is_flag=True, help="Print per-stage wall times.")
 @click.option(
     "--no-checks",
@@ -297,6 +346,8 @@ def convert_cmd(
     no_database,
     jobs,
     scheduler,
+    cpu_sources,
+    trace_format,
 ):
     """Convert reports (.nsys-rep/.qdrep), Nsight SQLite exports (.sqlite) or
     Parquet export folders.
@@ -336,6 +387,8 @@ def convert_cmd(
         max_json_bytes=parse_size(max_json_size, "--max-json-size"),
         window=parse_window(window),
         devices=parse_devices(devices),
+        cpu_sources=cpu_sources,
+        trace_format=trace_format,
     )
     if (jobs is not None or scheduler is not None) and timings:
         raise click.UsageError(
@@ -912,6 +965,17 @@ def sql_files_cmd(dest, force):
     is_flag=True,
     help="Publish the merged trace, and convert the reports, without running the contract checks.",
 )
+@click.option(
+    "--format",
+    "trace_format",
+    type=click.Choice(["perfetto", "kineto", "both"]),
+    default="perfetto",
+    show_default=True,
+    help="Which trace to write: perfetto (NAME.perfetto.json.gz), kineto (NAME.kineto/: "
+    "one PyTorch-profiler (Kineto) trace per rank, for Holistic Trace Analysis) or "
+    "both; the Parquet and NAME.duckdb are always written.",
+)
+@cpu_side_options
 def merge_cmd(
     name,
     paths,
@@ -927,6 +991,8 @@ def merge_cmd(
     window,
     devices,
     no_validate,
+    cpu_sources,
+    trace_format,
 ):
     """Merge many reports (one per rank) into one Perfetto timeline NAME.
 
@@ -950,6 +1016,7 @@ def merge_cmd(
             nvtx_scope=nvtx_scope,
             memory_limit=memory_limit,
             validate=not no_validate,
+            cpu_sources=cpu_sources,
         ),
         max_json_bytes=parse_size(max_json_size, "--max-json-size"),
         window=parse_window(window),
@@ -958,6 +1025,7 @@ def merge_cmd(
         jobs=jobs,
         scheduler=scheduler,
         force=force,
+        trace_format=trace_format,
     )
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _terminate)

@@ -90,6 +90,11 @@ class Options:
     max_json_bytes: int = int(pipeline.DEFAULT_OPTIONS["max_json_bytes"])
     window: tuple[float | None, float | None] | None = None  # --window START:END, s after ts 0
     devices: tuple[int, ...] = ()  # --devices 0,3 (empty: every device)
+    # --format: which traces are written (the Parquet and NAME.duckdb always):
+    # perfetto (NAME.perfetto.json.gz), kineto (NAME.kineto/, sql/60_kineto) or both
+    trace_format: str = "perfetto"
+    # the CPU-side tables drawn (pipeline.CPU_SOURCES; --no-osrt ... drop one)
+    cpu_sources: tuple[str, ...] = pipeline.CPU_SOURCES
 
     def template_options(self) -> dict[str, object]:
         """The template variables of the SQL stages (pipeline.DEFAULT_OPTIONS)."""
@@ -100,6 +105,7 @@ class Options:
             "window_start_s": start,
             "window_end_s": end,
             "devices": [int(d) for d in self.devices],
+            "cpu_sources": list(self.cpu_sources),
         }
 
 
@@ -405,6 +411,8 @@ def recorded_options(
         "max_json_bytes": opts.max_json_bytes,
         "window": list(opts.window) if opts.window else None,
         "devices": list(opts.devices),
+        "format": opts.trace_format,
+        "cpu_sources": list(opts.cpu_sources),
         "validated": validated,
         "checks": checks,
         "file_validated": file_validated,
@@ -484,7 +492,7 @@ def up_to_date(
         if not isinstance(listed, dict) or not listed:
             return None
         for name, size in listed.items():
-            if Path(name).name != name or (ws.dir / name).stat().st_size != size:
+            if not _listed_name(ws, name) or (ws.dir / name).stat().st_size != size:
                 return None
         # last: it may hash the whole report
         now = manifest.fingerprint(source.path, source.kind, old)
@@ -492,6 +500,27 @@ def up_to_date(
         return ws if same == [now.path, now.kind, now.size, now.sha256] else None
     except (NsysDuckError, OSError, ValueError, TypeError, AttributeError):
         return None
+
+
+def _listed_name(ws: Workspace, name: str) -> bool:
+    """A file name the manifest may list: a file of the workspace folder,
+    or a rank file of its Kineto folder (``NAME.kineto/rank0.json.gz``)."""
+    parts = Path(name).parts
+    if len(parts) == 2 and parts[0] == ws.kineto_dir.name:
+        return parts[1] not in ("", ".", "..")
+    return Path(name).name == name
+
+
+# --format: which traces a conversion (and a merge) writes
+TRACE_FORMATS = ("perfetto", "kineto", "both")
+
+
+def writes_perfetto(trace_format: str) -> bool:
+    return trace_format in ("perfetto", "both")
+
+
+def writes_kineto(trace_format: str) -> bool:
+    return trace_format in ("kineto", "both")
 
 
 def make_workspace_dir(ws: Workspace) -> None:
@@ -549,6 +578,7 @@ def _remove_outputs(ws: Workspace, names: set[str]) -> None:
                 f.unlink()
             except FileNotFoundError:
                 pass
+        shutil.rmtree(Workspace(ws.dir, name).kineto_dir, ignore_errors=True)
     try:
         (ws.dir / "nsys-export.log").unlink()
     except FileNotFoundError:
@@ -707,6 +737,7 @@ def _convert_locked(
         raise _os_failure(exc, ws) from None
     spill = Path(tempfile.mkdtemp(prefix=".duckdb-spill-", dir=ws.dir))
     tmp_files: list[Path] = []
+    kineto_tmp = writers.temp_path(ws.kineto_dir)  # the Kineto folder while written
     con: duckdb.DuckDBPyConnection | None = None
     stage = "the SQL stages"
     try:
@@ -739,6 +770,8 @@ def _convert_locked(
                 p for (p,) in con.execute("SELECT part FROM trace_parts ORDER BY part").fetchall()
             ]
             jsons = [ws.json_gz] if len(parts) == 1 else [ws.json_part(p) for p in parts]
+            if not writes_perfetto(opts.trace_format):
+                jsons = []  # --format kineto: no Perfetto JSON
             finals = [*jsons, ws.events_parquet, ws.kernel_dependencies]
             tmps = [writers.temp_path(f) for f in finals]
             tmp_files.extend(tmps)
@@ -748,7 +781,9 @@ def _convert_locked(
             with _timed(timings, "write JSON"):
                 progress("writing JSON" if n_json == 1 else f"writing JSON ({n_json} parts)", None)
                 for tmp, stats in zip(
-                    tmps, writers.write_trace_json(con, tmps[:n_json]), strict=False
+                    tmps,
+                    writers.write_trace_json(con, tmps[:n_json]) if n_json else [],
+                    strict=False,
                 ):
                     writers.check_gzip_trailer(tmp, stats)
                     json_bytes += stats.bytes_uncompressed
@@ -758,6 +793,12 @@ def _convert_locked(
             with _timed(timings, "write Parquet"):
                 rows = writers.write_parquet(con, "SELECT * FROM trace_slices", tmps[n_json])
                 writers.write_kernel_dependencies(tmps[n_json + 1])
+            kineto = None
+            if writes_kineto(opts.trace_format):
+                progress("writing the Kineto trace", None)
+                stage = "writing the Kineto trace"
+                with _timed(timings, "write Kineto JSON"):
+                    kineto = writers.write_kineto_json(con, kineto_tmp)
             stage = "the summary"
             summary = [(m, v) for _, m, v in con.execute("SELECT * FROM trace_summary").fetchall()]
             summary += con.execute("SELECT metric, value FROM trace_split_summary").fetchall()
@@ -797,12 +838,14 @@ def _convert_locked(
             ("JSON size, uncompressed (MB)", round(json_bytes / 1e6, 1)),
             ("Parquet rows", rows),
         ]
+        if kineto is not None:
+            summary += [("Kineto ranks", len(kineto.files)), ("Kineto events", kineto.events)]
         summary += _notes_summary(notes)
         validated = checked is not None
         seconds = checked.seconds if checked is not None else 0.0
         edited = checks_mod.writer_sql_edited(files)
         file_validated = False
-        if opts.validate and edited:
+        if opts.validate and edited and n_json:
             # the checks describe the packaged writer SQL, not this one
             progress("validating the JSON (--sql-dir edits the writer's views)", None)
             t0 = time.perf_counter()
@@ -831,6 +874,12 @@ def _convert_locked(
             writers.discard(stale)  # the other layout's trace (split or not) of an earlier run
             if not opts.database and ws.database.exists():
                 ws.database.unlink()  # an earlier conversion's: it would disagree
+            kineto_files: list[Path] = []
+            if kineto is not None:
+                writers.publish_folder(kineto_tmp, ws.kineto_dir)
+                kineto_files = [ws.kineto_dir / path.name for path, _ in kineto.files]
+            elif ws.kineto_dir.exists():
+                shutil.rmtree(ws.kineto_dir)  # an earlier conversion's: it would disagree
             manifest.write(
                 ws.dir,
                 dict(
@@ -845,7 +894,13 @@ def _convert_locked(
                             checks=[c.view for c in checked.checks] if checked else [],
                             file_validated=file_validated,
                         ),
-                        "files": {f.name: f.stat().st_size for f in finals},
+                        "files": {
+                            **{f.name: f.stat().st_size for f in finals},
+                            **{
+                                f"{ws.kineto_dir.name}/{f.name}": f.stat().st_size
+                                for f in kineto_files
+                            },
+                        },
                     },
                 ),
             )
@@ -858,7 +913,7 @@ def _convert_locked(
             nsys_version,
             reused,
             summary,
-            finals,
+            [*finals, *kineto_files],
             [f.relpath for f in files if f.overridden],
             [f.relpath for f in files if f.added],
             timings,
@@ -878,6 +933,7 @@ def _convert_locked(
             except duckdb.Error:
                 pass
         writers.discard(tmp_files)
+        shutil.rmtree(kineto_tmp, ignore_errors=True)
         shutil.rmtree(spill, ignore_errors=True)
 
 

@@ -43,6 +43,8 @@ from .convert import (
     make_workspace_dir,
     open_database,
     up_to_date,
+    writes_kineto,
+    writes_perfetto,
 )
 from .errors import InputError, NoEventsError, NsysDuckError, SqlStageError, WorkspaceError
 from .sources import is_export_dir, sql_string
@@ -59,7 +61,8 @@ from .workspace import (
 )
 
 # The relations of a report's NAME.duckdb the merge reads: every relation
-# the 40_trace stages and the checks it runs read (renumbered by
+# the 40_trace stages, the checks it runs and the Kineto trace (sql/60_kineto:
+# int_device_properties) read (renumbered by
 # sql/merge/10_inputs/20_merge_relations.sql), and the report's summary
 # (summed by sql/merge/60_outputs/trace_summary (sql/merge).sql).
 RENUMBERED = (
@@ -71,6 +74,7 @@ RENUMBERED = (
     "int_gpu_op_args",
     "int_nvtx_op_paths",
     "int_runtime_links",
+    "int_device_properties",
     "stg_export_info",
 )
 RELATIONS = (*RENUMBERED, "trace_summary")
@@ -88,7 +92,7 @@ ALIGNS = ("utc", "start")
 _MERGE_FOLDERS = (
     ("00_macros", "05_domain"),
     ("merge/10_inputs",),
-    ("40_trace", "45_check_inputs", "50_checks", "55_pipeline_checks"),
+    ("40_trace", "45_check_inputs", "50_checks", "55_pipeline_checks", "60_kineto"),
     ("merge/60_outputs",),
 )
 _NOT_IN_MERGE = ("40_trace/40_trace_summary.sql", "55_pipeline_checks/check_source_counts.sql")
@@ -124,6 +128,10 @@ class MergeOptions:
     jobs: int = 1
     scheduler: str | None = None
     force: bool = False  # convert every report again, even when up to date
+    # --format of the merged trace: perfetto, kineto (MERGED.kineto/, one
+    # file per rank: sql/60_kineto) or both; each report's own conversion
+    # keeps convert.trace_format
+    trace_format: str = "perfetto"
 
 
 @dataclass
@@ -550,13 +558,15 @@ def _run_merge(
                 raise KeyboardInterrupt
         parts = [p for (p,) in con.execute("SELECT part FROM trace_parts ORDER BY part").fetchall()]
         jsons = [ws.json_gz] if len(parts) == 1 else [ws.json_part(p) for p in parts]
+        if not writes_perfetto(opts.trace_format):
+            jsons = []  # --format kineto: no Perfetto JSON
         finals = [*jsons, ws.events_parquet, ws.kernel_dependencies]
         tmps = [tmp_dir / f.name for f in finals]
         stage = "writing the JSON trace"
         progress("writing JSON" if len(jsons) == 1 else f"writing JSON ({len(jsons)} parts)", None)
         events = json_bytes = 0
         for tmp, stats in zip(
-            tmps, writers.write_trace_json(con, tmps[: len(jsons)]), strict=False
+            tmps, writers.write_trace_json(con, tmps[: len(jsons)]) if jsons else [], strict=False
         ):
             writers.check_gzip_trailer(tmp, stats)
             events += stats.events
@@ -567,6 +577,11 @@ def _run_merge(
             con, "SELECT * FROM merged_slices ORDER BY slice_id", tmps[len(jsons)]
         )
         writers.write_kernel_dependencies(tmps[len(jsons) + 1])
+        kineto = None
+        if writes_kineto(opts.trace_format):
+            stage = "writing the Kineto trace"
+            progress("writing the Kineto trace", None)
+            kineto = writers.write_kineto_json(con, tmp_dir / ws.kineto_dir.name)
         summary = con.execute(
             "SELECT metric, value FROM trace_summary ORDER BY ord, metric"
         ).fetchall()
@@ -576,6 +591,8 @@ def _run_merge(
             ("JSON size, uncompressed (MB)", round(json_bytes / 1e6, 1)),
             ("Parquet rows", rows),
         ]
+        if kineto is not None:
+            summary += [("Kineto ranks", len(kineto.files)), ("Kineto events", kineto.events)]
         base_ns = con.execute("SELECT base_ns FROM trace_base").fetchall()[0][0]
         reports = [
             ReportRow(*r)
@@ -614,6 +631,13 @@ def _run_merge(
             os.replace(dataset, old)
             writers.publish(list(zip(tmps, finals, strict=True)))
             writers.discard(stale)
+            kineto_files: list[Path] = []
+            if kineto is not None:
+                writers.publish_folder(tmp_dir / ws.kineto_dir.name, ws.kineto_dir)
+                kineto_files = [ws.kineto_dir / path.name for path, _ in kineto.files]
+            elif ws.kineto_dir.exists():
+                shutil.rmtree(ws.kineto_dir)  # an earlier merge's: it would disagree
+            finals += kineto_files
             _write_manifest(ws, opts, reports, finals)
     except OSError as exc:
         raise _os_failure(exc, ws) from None
@@ -666,7 +690,7 @@ def _write_manifest(ws: Workspace, opts: MergeOptions, reports: list, finals: li
                 "reports": [
                     {"report": r.report, "label": r.label, "shift_ns": r.shift_ns} for r in reports
                 ],
-                "files": {f.name: f.stat().st_size for f in finals},
+                "files": {str(f.relative_to(ws.dir)): f.stat().st_size for f in finals},
             },
             "conversion": None,
             "nsys_duck_version": __version__,

@@ -141,6 +141,7 @@ def _check_folder(path: Path, what: str) -> Path:
 
 JSON_SUFFIX = ".perfetto.json.gz"  # NAME.perfetto.json.gz
 DATABASE_SUFFIX = ".duckdb"  # NAME.duckdb
+KINETO_SUFFIX = ".kineto"  # NAME.kineto/rank<R>.json.gz (--format kineto)
 
 
 def glob_escape(text: str) -> str:
@@ -184,6 +185,13 @@ class Workspace:
     @property
     def database(self) -> Path:
         return self.dir / f"{self.name}{DATABASE_SUFFIX}"
+
+    @property
+    def kineto_dir(self) -> Path:
+        """The Kineto trace (``--format kineto``): a folder of one
+        ``rank<R>.json.gz`` per rank, what HTA's ``TraceAnalysis(trace_dir=)``
+        reads (it takes every ``.json``/``.gz`` file of the folder)."""
+        return self.dir / f"{self.name}{KINETO_SUFFIX}"
 
     @property
     def outputs(self) -> tuple[Path, ...]:

@@ -9,6 +9,7 @@ of a good one).
 from __future__ import annotations
 
 import os
+import shutil
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -205,6 +206,131 @@ def write_trace_json(
                             f"trace_events_parted names part {k}; trace_parts has {n}"
                         )
         return [stream.close() for stream in parts]
+
+
+class _KinetoStream:
+    """One rank's Kineto trace file being written: the header line (up to
+    ``"traceEvents": [``), the events (the last one's ``,\n`` held back),
+    then ``]}``; its size, CRC-32 and event count as :class:`_PartStream`."""
+
+    def __init__(self, out, header: bytes) -> None:
+        self.out = out
+        self.size = 0
+        self.crc = 0
+        self.events = 0
+        self.pending: memoryview | bytes | None = None
+        self.emit(header)
+
+    def emit(self, buf) -> None:
+        self.out.write(buf)
+        self.size += len(buf)
+        self.crc = isal_zlib.crc32(buf, self.crc)
+
+    def add(self, arr: pa.Array) -> None:
+        if not len(arr):
+            return
+        if self.pending is not None:
+            self.emit(self.pending)
+        self.pending = _concat(arr)
+        self.events += len(arr)
+
+    def close(self) -> JsonStats:
+        tail = b"" if self.pending is None else bytes(self.pending[:-2])
+        self.emit(tail + b"\n]}\n")  # drop the last ",\n"
+        return JsonStats(self.events, self.size, self.crc)
+
+
+@dataclass
+class KinetoFiles:
+    """What :func:`write_kineto_json` wrote: per rank file (in rank order)
+    its path and :class:`JsonStats`."""
+
+    files: list[tuple[Path, JsonStats]]
+
+    @property
+    def events(self) -> int:
+        return sum(s.events for _, s in self.files)
+
+    @property
+    def bytes_uncompressed(self) -> int:
+        return sum(s.bytes_uncompressed for _, s in self.files)
+
+
+def write_kineto_json(
+    con: duckdb.DuckDBPyConnection,
+    folder: Path,
+    *,
+    threads: int = 2,
+    compresslevel: int = 1,
+) -> KinetoFiles:
+    """Write the Kineto trace (``sql/60_kineto``) into the new folder
+    ``folder``: one gzip file per rank of ``kineto_ranks``
+    (``kineto_trace_headers.file_name``), each one JSON object, the header
+    line first (``kineto_trace_headers``), then ``kineto_events`` of the
+    rank, then ``]}``.
+
+    One pass over ``kineto_events`` in Arrow batches, each row to its rank's
+    file (as :func:`write_trace_json` does with parts); ISA-L compresses
+    each file into a single gzip member (threaded when there are no more
+    files than ``threads``). Every file's gzip trailer is checked
+    (:func:`check_gzip_trailer`).
+
+    Raises:
+        NsysDuckError: no rank (no process with GPU work), a row without
+            event text, or a rank that is not in ``kineto_ranks``.
+    """
+    heads = con.execute(
+        "SELECT rank, file_name, header_json FROM kineto_trace_headers ORDER BY rank"
+    ).fetchall()
+    if not heads:
+        raise NsysDuckError(
+            "the Kineto trace has no rank: no profiled process has GPU work "
+            "(kernels, copies, memsets)"
+        )
+    folder.mkdir()
+    n = len(heads)
+    per_file = threads // n if n <= threads else 0
+    index = {rank: k for k, (rank, _, _) in enumerate(heads)}
+    paths = [folder / name for _, name, _ in heads]
+    with ExitStack() as stack:
+        streams = [
+            _KinetoStream(
+                stack.enter_context(
+                    igzip_threaded.open(path, "wb", compresslevel=compresslevel, threads=per_file)
+                ),
+                header.encode("utf-8"),
+            )
+            for path, (_, _, header) in zip(paths, heads, strict=True)
+        ]
+        query = "SELECT rank, event_json || ',\n' FROM kineto_events"
+        for rank, text in _part_batches(con, query):
+            if text.null_count:
+                raise NsysDuckError(
+                    f"{text.null_count} rows of kineto_events have no event text "
+                    "(NULL event_json: a bug in the SQL stages)"
+                )
+            ranks = pc.unique(rank).to_pylist()
+            for r in ranks:
+                if r not in index:
+                    raise NsysDuckError(f"kineto_events names rank {r}; kineto_ranks has not")
+                arr = text if len(ranks) == 1 else pc.filter(text, pc.equal(rank, r))
+                streams[index[r]].add(arr)
+        stats = [s.close() for s in streams]
+    for path, st in zip(paths, stats, strict=True):
+        check_gzip_trailer(path, st)
+    return KinetoFiles(list(zip(paths, stats, strict=True)))
+
+
+def publish_folder(tmp: Path, final: Path) -> None:
+    """Put the finished folder ``tmp`` in place of ``final`` (two renames:
+    the old folder aside, the new one in; the old one is then removed)."""
+    old = None
+    if final.exists():
+        old = final.with_name(f".{final.name}.old-{os.getpid()}")
+        os.replace(final, old)
+    os.replace(tmp, final)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def check_gzip_trailer(path: Path, stats: JsonStats) -> None:

@@ -1,6 +1,7 @@
 -- The per-report relations the trace stages read (int_homes, int_tracks,
 -- int_slices_on_tracks, int_flows, int_gpu_ops, int_gpu_op_args,
--- int_nvtx_op_paths, int_runtime_links, stg_export_info), each as one table
+-- int_nvtx_op_paths, int_runtime_links, int_device_properties (the Kineto
+-- trace's devices, sql/60_kineto), stg_export_info), each as one table
 -- over every report of the merge with a report column, its ids renumbered
 -- into one id space and its times aligned; and int_slices and
 -- int_slices_placed as the views of int_slices_on_tracks they are in one
