@@ -5,7 +5,8 @@ script draws the trace itself, from the conversion's own output:
 
 1. ``nsys-duck convert`` (the CLI, in a subprocess) converts a shipped
    example into a temporary ``NSYS_WORKSPACE_ROOT`` (or ``--workspace DIR``,
-   kept);
+   kept), without the CPU-side tracks (``--no-osrt --no-sched ...``: the
+   figure is about the GPU side and its CUDA API calls);
 2. every slice is read from ``NAME.perfetto.parquet`` (one row per slice of
    the trace), the process names and track order from the ``M`` metadata
    events of ``NAME.perfetto.json.gz`` and, unless ``--no-flows``, the flow
@@ -79,11 +80,25 @@ OTHER_COLOR = "#999999"
 FLOW_CATS = ("launch", "copy", "sync")
 
 
+# The figure shows the GPU side and the CUDA API: the example's ~3,400 OS
+# runtime calls and thread states (OS Runtime / Thread State tracks) would
+# squeeze its streams into slivers, so they are left out of the picture.
+CPU_SIDE_OFF = ("--no-osrt", "--no-sched", "--no-cudnn", "--no-cublas")
+
+
 def convert(source: Path, root: Path) -> Path:
     """``nsys-duck convert SOURCE`` into workspace root ROOT; the trace's path."""
     env = dict(os.environ, NSYS_WORKSPACE_ROOT=str(root))
     out = subprocess.run(
-        [sys.executable, "-m", "nsys_duck.cli", "convert", "--no-database", str(source)],
+        [
+            sys.executable,
+            "-m",
+            "nsys_duck.cli",
+            "convert",
+            "--no-database",
+            *CPU_SIDE_OFF,
+            str(source),
+        ],
         capture_output=True,
         text=True,
         env=env,

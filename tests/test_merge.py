@@ -343,13 +343,14 @@ def test_the_merge_semantics_are_sql_a_user_can_edit(tmp_path):
 
 
 def test_window_selects_part_of_a_merged_job(tmp_path):
-    """--window on a merge: ranks 1 s apart, a window over the first second
+    """--window on a merge: ranks 100 s apart, a window over the first 50 s
     holds rank 0's slices only; the Parquet stays whole."""
-    paths = [str(p) for p in rank_exports(tmp_path, 3, 10**9)]
+    # 100 s apart: a rank's thread states (SCHED_EVENTS) span ~10 s
+    paths = [str(p) for p in rank_exports(tmp_path, 3, 100 * 10**9)]
     whole = merge("job", paths, root=tmp_path / "ws")
     first = min(r.first_ns for r in whole.reports)
     start_s = (first - whole.base_ns) / 1e9
-    res = merge("job", paths, MergeOptions(window=(None, start_s + 0.5)), root=tmp_path / "ws")
+    res = merge("job", paths, MergeOptions(window=(None, start_s + 50)), root=tmp_path / "ws")
     per_rank = dict(
         duckdb.execute(
             f"SELECT report_label, count(*) FROM read_parquet('{res.workspace.events_parquet}') "
