@@ -184,6 +184,19 @@ def parse_devices(text: str | None) -> tuple[int, ...]:
     return devices
 
 
+# --format of convert and merge
+trace_format_option = click.option(
+    "--format",
+    "trace_format",
+    type=click.Choice(["perfetto", "kineto", "both"]),
+    default="perfetto",
+    show_default=True,
+    help="Which trace to write: perfetto (NAME.perfetto.json.gz), kineto (NAME.kineto/: "
+    "one PyTorch-profiler (Kineto) trace per rank, for Holistic Trace Analysis) or "
+    "both; the Parquet and NAME.duckdb are always written.",
+)
+
+
 _CPU_SOURCE_HELP = {
     "osrt": "OS runtime calls (OSRT_API: pthread_mutex_lock, poll, read...)",
     "sched": "thread states from scheduling (SCHED_EVENTS)",
@@ -289,16 +302,7 @@ def _terminate(signum, frame):
     metavar="0,3",
     help="Only the tracks of these devices (their GPU rows and the CPU rows drawn under them).",
 )
-@click.option(
-    "--format",
-    "trace_format",
-    type=click.Choice(["perfetto", "kineto", "both"]),
-    default="perfetto",
-    show_default=True,
-    help="Which trace to write: perfetto (NAME.perfetto.json.gz), kineto (NAME.kineto/: "
-    "one PyTorch-profiler (Kineto) trace per rank, for Holistic Trace Analysis) or "
-    "both; the Parquet and NAME.duckdb are always written.",
-)
+@trace_format_option
 @cpu_side_options
 @click.option("--timings", is_flag=True, help="Print per-stage wall times.")
 @click.option(
@@ -965,16 +969,7 @@ def sql_files_cmd(dest, force):
     is_flag=True,
     help="Publish the merged trace, and convert the reports, without running the contract checks.",
 )
-@click.option(
-    "--format",
-    "trace_format",
-    type=click.Choice(["perfetto", "kineto", "both"]),
-    default="perfetto",
-    show_default=True,
-    help="Which trace to write: perfetto (NAME.perfetto.json.gz), kineto (NAME.kineto/: "
-    "one PyTorch-profiler (Kineto) trace per rank, for Holistic Trace Analysis) or "
-    "both; the Parquet and NAME.duckdb are always written.",
-)
+@trace_format_option
 @cpu_side_options
 def merge_cmd(
     name,

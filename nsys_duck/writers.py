@@ -93,17 +93,26 @@ class JsonStats:
 
 
 class _PartStream:
-    """One gzip file of the trace being written: its size, CRC-32, event
+    """One gzip file of a trace being written: its size, CRC-32, event
     count, and the last buffer, held back so the final ``,\n`` can be
-    replaced by ``\n]``."""
+    replaced by the closing text.
 
-    def __init__(self, out) -> None:
+    ``header`` opens the file (``[\n``: a Perfetto JSON array; a Kineto
+    file's header line up to ``"traceEvents": [``), ``footer`` closes it
+    after the last event; ``empty_ok``: a file with no event is closed too
+    (a Kineto rank's ``traceEvents`` may be empty), else it is an error."""
+
+    def __init__(
+        self, out, header: bytes = b"[\n", footer: bytes = b"\n]", empty_ok: bool = False
+    ) -> None:
         self.out = out
         self.size = 0
         self.crc = 0
         self.events = 0
         self.pending: memoryview | bytes | None = None
-        self.emit(b"[\n")
+        self.footer = footer
+        self.empty_ok = empty_ok
+        self.emit(header)
 
     def emit(self, buf) -> None:
         self.out.write(buf)
@@ -119,9 +128,10 @@ class _PartStream:
         self.events += len(arr)
 
     def close(self) -> JsonStats:
-        if self.pending is None:
+        if self.pending is None and not self.empty_ok:
             raise NsysDuckError("no trace events to write")
-        self.emit(bytes(self.pending[:-2]) + b"\n]")  # drop the last ",\n"
+        tail = b"" if self.pending is None else bytes(self.pending[:-2])  # drop ",\n"
+        self.emit(tail + self.footer)
         return JsonStats(self.events, self.size, self.crc)
 
 
@@ -208,38 +218,6 @@ def write_trace_json(
         return [stream.close() for stream in parts]
 
 
-class _KinetoStream:
-    """One rank's Kineto trace file being written: the header line (up to
-    ``"traceEvents": [``), the events (the last one's ``,\n`` held back),
-    then ``]}``; its size, CRC-32 and event count as :class:`_PartStream`."""
-
-    def __init__(self, out, header: bytes) -> None:
-        self.out = out
-        self.size = 0
-        self.crc = 0
-        self.events = 0
-        self.pending: memoryview | bytes | None = None
-        self.emit(header)
-
-    def emit(self, buf) -> None:
-        self.out.write(buf)
-        self.size += len(buf)
-        self.crc = isal_zlib.crc32(buf, self.crc)
-
-    def add(self, arr: pa.Array) -> None:
-        if not len(arr):
-            return
-        if self.pending is not None:
-            self.emit(self.pending)
-        self.pending = _concat(arr)
-        self.events += len(arr)
-
-    def close(self) -> JsonStats:
-        tail = b"" if self.pending is None else bytes(self.pending[:-2])
-        self.emit(tail + b"\n]}\n")  # drop the last ",\n"
-        return JsonStats(self.events, self.size, self.crc)
-
-
 @dataclass
 class KinetoFiles:
     """What :func:`write_kineto_json` wrote: per rank file (in rank order)
@@ -294,11 +272,13 @@ def write_kineto_json(
     paths = [folder / name for _, name, _ in heads]
     with ExitStack() as stack:
         streams = [
-            _KinetoStream(
+            _PartStream(
                 stack.enter_context(
                     igzip_threaded.open(path, "wb", compresslevel=compresslevel, threads=per_file)
                 ),
-                header.encode("utf-8"),
+                header=header.encode("utf-8"),
+                footer=b"\n]}\n",
+                empty_ok=True,
             )
             for path, (_, _, header) in zip(paths, heads, strict=True)
         ]
