@@ -5,8 +5,12 @@ slices that share an overlap cluster with another slice on the same track
 (view ``int_lane_clusters``); only those reach this function. Per track rule:
 
 * ``disjoint`` (X slices): each slice takes the smallest lane free at its
-  start (sweep in start order; optimal for interval graphs: the lane count
-  equals the largest number of slices active at once).
+  start (sweep in start order, longer first at equal starts; optimal for
+  interval graphs: the lane count equals the largest number of slices active
+  at once). A slice occupies ``[start, lane_end)``, ``lane_end_ns`` being at
+  least ``start + 1``: a 0-ns slice never shares a lane with a slice starting
+  at the same ns (Perfetto would nest it there and bind that slice's flow
+  end to it).
 * ``nest`` (B/E stacks of projected NVTX ranges): a lane may hold slices that
   nest in each other but never two that overlap partially; each slice takes
   the first lane whose open stack it nests in (sweep in start order, longer
@@ -36,8 +40,9 @@ BATCH_ROWS = 1_000_000  # rows of int_lane_clusters held in Python at once
 def assign_lanes(con: duckdb.DuckDBPyConnection) -> None:
     """Create ``_lane_assignments(slice_id BIGINT, lane INTEGER)`` from ``int_lane_clusters``.
 
-    Times are integer ns, intervals half-open ``[start_ns, end_ns)``: a slice
-    starting exactly when another ends may share its lane. Each track follows
+    Times are integer ns, intervals half-open ``[start_ns, lane_end_ns)``
+    (``int_lane_clusters``): a slice starting exactly when another ends may
+    share its lane. Each track follows
     its ``lane_rule``: ``disjoint`` (:class:`DisjointSweep`) or ``nest``
     (:class:`NestSweep`).
 
@@ -49,10 +54,10 @@ def assign_lanes(con: duckdb.DuckDBPyConnection) -> None:
     """
     reader = arrow_reader(
         con.sql(
-            "SELECT slice_id, track_no, start_ns, end_ns, lane_rule = 'nest' AS nest "
+            "SELECT slice_id, track_no, start_ns, lane_end_ns AS end_ns, "
+            "lane_rule = 'nest' AS nest "
             "FROM int_lane_clusters "
-            "ORDER BY track_no, start_ns, "
-            "CASE WHEN lane_rule = 'nest' THEN -end_ns ELSE end_ns END, seq, slice_id"
+            "ORDER BY track_no, start_ns, lane_end_ns DESC, seq, slice_id"
         ),
         BATCH_ROWS,
     )

@@ -837,15 +837,14 @@ def test_lanes_hook_in_batches_equals_whole(monkeypatch):
     for track_no, rule in ((1, "nest"), (2, "disjoint"), (3, "nest")):
         starts = np.sort(rng.integers(0, 1000, 40))
         for i, st in enumerate(starts):
-            rows.append(
-                (track_no * 100 + i, track_no, int(st), int(st + rng.integers(1, 300)), rule, i)
-            )
+            end = int(st + rng.integers(1, 300))
+            rows.append((track_no * 100 + i, track_no, int(st), end, end, rule, i))
     con = duckdb.connect()
     con.execute(
         "CREATE TABLE int_lane_clusters (slice_id BIGINT, track_no BIGINT, start_ns BIGINT, "
-        "end_ns BIGINT, lane_rule VARCHAR, seq BIGINT)"
+        "end_ns BIGINT, lane_end_ns BIGINT, lane_rule VARCHAR, seq BIGINT)"
     )
-    con.executemany("INSERT INTO int_lane_clusters VALUES (?, ?, ?, ?, ?, ?)", rows)
+    con.executemany("INSERT INTO int_lane_clusters VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
     got = {}
     for size in (10**6, 1, 2, 7):
         monkeypatch.setattr(lanes, "BATCH_ROWS", size)

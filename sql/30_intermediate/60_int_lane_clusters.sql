@@ -5,10 +5,17 @@
 -- Reads: int_slices.
 -- Two lane rules (int_slices.lane_rule, one per track):
 --   'disjoint' (X slices: GPU work, CUDA API calls): two slices in one lane
---     never overlap (half-open [start, end)), so concurrent work never looks
---     like a call stack. Lanes are as few as the overlap requires (the
---     maximum number of slices active at once; greedy smallest-free-lane
---     sweep in start order, optimal for intervals).
+--     never overlap, so concurrent work never looks like a call stack. A
+--     slice occupies [start, lane_end) with lane_end = max(end, start + 1
+--     ns): a 0-ns slice occupies its nanosecond, so two slices of a lane
+--     never start at the same ns. Perfetto nests a 0-ns slice in a slice
+--     starting at the same ns and keeps it on top of its thread's stack
+--     until the next slice starts (perfetto-json.md 3.2, 3.3), so the flow
+--     end of the longer slice would bind to the 0-ns one. Lanes are as few
+--     as these intervals' overlap requires (the maximum number active at
+--     once; greedy smallest-free-lane sweep in start order, longer first at
+--     equal starts, optimal for intervals): a 0-ns slice sharing the start
+--     of a longer one goes to the extra lane.
 --   'nest' (B/E stacks of the NVTX Kernel tracks): a slice may share a lane
 --     with slices it nests in or that nest in it (equal intervals count as
 --     nested), never with one it partially overlaps
@@ -23,10 +30,11 @@
 --     circle-graph colouring, NP-hard), but every lane nests correctly.
 -- Invariants: no lane holds partially overlapping slices (output-contract.md,
 -- Tracks); times are never changed; slices without a rule (NVTX Thread
--- stacks, whose push/pop nest per thread and domain; zero-length slices)
+-- stacks, whose push/pop nest per thread and domain; zero-length slices of
+-- the nest tracks)
 -- stay in lane 1.
 -- How: a window pass splits each track into overlap clusters (a new
--- cluster starts when a slice starts at or after every earlier end). A
+-- cluster starts when a slice starts at or after every earlier lane_end). A
 -- slice alone in its cluster takes lane 1 with no further work; that is
 -- nearly every slice of a real trace. Slices of shared clusters are handed,
 -- sorted, to the Python hook "lanes" (nsys_duck/lanes.py), which runs the
@@ -40,10 +48,17 @@
 -- Reads: int_slices, and _lane_assignments (computed by Python, see below).
 -- Two lane rules (int_slices.lane_rule, one per track):
 --   'disjoint' (X slices: GPU work, CUDA API calls): two slices in one lane
---     never overlap (half-open [start, end)), so concurrent work never looks
---     like a call stack. Lanes are as few as the overlap requires (the
---     maximum number of slices active at once; greedy smallest-free-lane
---     sweep in start order, optimal for intervals).
+--     never overlap, so concurrent work never looks like a call stack. A
+--     slice occupies [start, lane_end) with lane_end = max(end, start + 1
+--     ns): a 0-ns slice occupies its nanosecond, so two slices of a lane
+--     never start at the same ns. Perfetto nests a 0-ns slice in a slice
+--     starting at the same ns and keeps it on top of its thread's stack
+--     until the next slice starts (perfetto-json.md 3.2, 3.3), so the flow
+--     end of the longer slice would bind to the 0-ns one. Lanes are as few
+--     as these intervals' overlap requires (the maximum number active at
+--     once; greedy smallest-free-lane sweep in start order, longer first at
+--     equal starts, optimal for intervals): a 0-ns slice sharing the start
+--     of a longer one goes to the extra lane.
 --   'nest' (B/E stacks of the NVTX Kernel tracks): a slice may share a lane
 --     with slices it nests in or that nest in it (equal intervals count as
 --     nested), never with one it partially overlaps
@@ -58,10 +73,11 @@
 --     circle-graph colouring, NP-hard), but every lane nests correctly.
 -- Invariants: no lane holds partially overlapping slices (output-contract.md,
 -- Tracks); times are never changed; slices without a rule (NVTX Thread
--- stacks, whose push/pop nest per thread and domain; zero-length slices)
+-- stacks, whose push/pop nest per thread and domain; zero-length slices of
+-- the nest tracks)
 -- stay in lane 1.
 -- How: a window pass splits each track into overlap clusters (a new
--- cluster starts when a slice starts at or after every earlier end). A
+-- cluster starts when a slice starts at or after every earlier lane_end). A
 -- slice alone in its cluster takes lane 1 with no further work; that is
 -- nearly every slice of a real trace. Slices of shared clusters are handed,
 -- sorted, to the Python hook "lanes" (nsys_duck/lanes.py), which runs the
@@ -70,15 +86,23 @@
 -- hook: lanes
 
 CREATE OR REPLACE VIEW int_lane_clusters AS
-WITH ordered AS (
+WITH occupied AS (
     SELECT
-        slice_id, track_key, start_ns, end_ns, lane_rule, coalesce(nest_seq, slice_id) AS seq,
-        max(end_ns) OVER track_before AS end_before
+        slice_id, track_key, start_ns, end_ns, lane_rule,
+        coalesce(nest_seq, slice_id) AS seq,
+        CASE WHEN lane_rule = 'disjoint'
+            THEN greatest(end_ns, start_ns + 1) ELSE end_ns END AS lane_end_ns
     FROM int_slices
     WHERE needs_lanes
+),
+ordered AS (
+    SELECT
+        *,
+        max(lane_end_ns) OVER track_before AS end_before
+    FROM occupied
     WINDOW track_before AS (
         PARTITION BY track_key
-        ORDER BY start_ns, end_ns, slice_id
+        ORDER BY start_ns, lane_end_ns, slice_id
         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
 ),
 clustered AS (
@@ -87,7 +111,7 @@ clustered AS (
         sum(CASE WHEN end_before IS NULL OR start_ns >= end_before
             THEN 1 ELSE 0 END) OVER (
             PARTITION BY track_key
-            ORDER BY start_ns, end_ns, slice_id
+            ORDER BY start_ns, lane_end_ns, slice_id
             ROWS UNBOUNDED PRECEDING) AS cluster_no
     FROM ordered
 )
@@ -96,6 +120,7 @@ SELECT
     track_key AS track_no,
     start_ns,
     end_ns,
+    lane_end_ns,
     lane_rule,
     seq
 FROM clustered
@@ -107,5 +132,6 @@ COMMENT ON COLUMN int_lane_clusters.slice_id IS 'Slice id (int_slices.slice_id),
 COMMENT ON COLUMN int_lane_clusters.track_no IS 'The slice''s track_key.';
 COMMENT ON COLUMN int_lane_clusters.start_ns IS 'Start, UTC-epoch ns (Nsight''s clock).';
 COMMENT ON COLUMN int_lane_clusters.end_ns IS 'End, UTC-epoch ns (>= start_ns).';
+COMMENT ON COLUMN int_lane_clusters.lane_end_ns IS 'End of the interval the slice occupies in its lane: end_ns, on disjoint tracks at least start_ns + 1 (a 0-ns slice occupies its ns).';
 COMMENT ON COLUMN int_lane_clusters.lane_rule IS 'How overlapping slices of the track go to lanes: disjoint (X), nest (B), NULL (never split).';
 COMMENT ON COLUMN int_lane_clusters.seq IS 'Order tie-break: nest_seq, else slice_id.';
