@@ -138,11 +138,16 @@ class _PartStream:
 # The unordered events, read one kind (ph) at a time, so one query holds
 # only the hash tables of its kind (on the 16M-NVTX input the X slices'
 # query alone ran out of memory at 2GB while int_gpu_op_args was a view;
-# that the split itself is needed was not measured). The last filter takes
-# every other kind, so a kind added to the SQL is still written.
+# that the split itself is needed was not measured). Every flow start comes
+# before every flow end: an s and its f may share a ts, and at equal ts
+# Perfetto reads such events in file order (perfetto-json.md 2), so an f
+# read first would find no flow (flow_end_without_start, an info stat) and
+# the arrow would be lost. The last filter takes every other kind, so a
+# kind added to the SQL is still written.
 _UNORDERED_KINDS = (
     "ph = 'X'",
-    "ph IN ('s', 'f')",
+    "ph = 's'",
+    "ph = 'f'",
     "(ph IS NULL OR ph NOT IN ('X', 's', 'f'))",
 )
 
@@ -160,8 +165,8 @@ def write_trace_json(
 
     One pass over the events, whatever the number of parts: rows come from
     DuckDB in Arrow batches (the unordered events first, one kind at a time:
-    X slices, flows, the rest; then the B/E and async b/e events ordered by
-    track and time), each row goes to its part's
+    X slices, flow starts, flow ends, the rest; then the B/E and async b/e
+    events ordered by track and time), each row goes to its part's
     file (metadata, part NULL, to every file), and Python only concatenates
     buffers. Each file is gzip-compressed by ISA-L (``threads`` threads in
     all) into a single member; nothing follows the closing ``]``.

@@ -14,8 +14,14 @@
 -- 1 ns), and s_ns <= f_ns even when the GPU work starts before the call
 -- returns (nsys-tables.md 4.3): f is the earliest allowed point not before
 -- the API slice's earliest point, s the earliest point not after f.
--- is_placeable is false only if the GPU work ended before the call began;
--- such flows are not drawn and are counted in trace_summary.
+-- is_placeable is false when the GPU slice starts before the API slice
+-- (clock skew: CUPTI's start before its call's, seen in Kineto-derived
+-- captures). Perfetto orients every flow from the slice that starts first
+-- to the other, whatever the times of its s and f (FlowTracker::EndAt), so
+-- no placement makes it draw such a flow CPU -> GPU (output-contract.md,
+-- Events: never drawn wrong): it is not drawn and is counted in
+-- trace_summary. A GPU slice starting in the same ns as its call is drawn
+-- (at equal starts Perfetto keeps the s end's slice as the source).
 -- A table, built once: the JSON writer, trace_summary, the split and three
 -- checks read it; as a view each of them re-ran its joins of every slice,
 -- and check_flow_targets ran out of memory at 2GB on the 20M-event bench
@@ -69,7 +75,7 @@ SELECT
     s_pid, s_tid, f_pid, f_tid,
     least(s_lo, f_ns) AS s_ns,
     f_ns,
-    f_ns >= api_start_ns AS is_placeable,
+    gpu_start_ns >= api_start_ns AS is_placeable,
     api_start_ns,
     gpu_start_ns
 FROM placed;
@@ -89,4 +95,4 @@ COMMENT ON COLUMN int_flows.s_ns IS 'Time of the ''s'' event, UTC-epoch ns (insi
 COMMENT ON COLUMN int_flows.f_ns IS 'Time of the ''f'' event, UTC-epoch ns (inside the GPU slice).';
 COMMENT ON COLUMN int_flows.api_start_ns IS 'Start of the API slice (the ''s'' end''s slice), UTC-epoch ns.';
 COMMENT ON COLUMN int_flows.gpu_start_ns IS 'Start of the GPU slice (the ''f'' end''s slice), UTC-epoch ns.';
-COMMENT ON COLUMN int_flows.is_placeable IS 'FALSE only when the GPU work ended before the call began: not drawn, counted in trace_summary.';
+COMMENT ON COLUMN int_flows.is_placeable IS 'FALSE when the GPU slice starts before the API slice (clock skew; Perfetto would draw it GPU -> CPU): not drawn, counted in trace_summary.';

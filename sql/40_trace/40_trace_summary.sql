@@ -113,7 +113,7 @@ SELECT ord, metric, CAST(value AS BIGINT) FROM (VALUES
         (SELECT count(*) FROM stg_nvtx_events WHERE is_unclosed)),
     (103, 'tracks continued past Perfetto''s depth limit (512 levels)',
         (SELECT count(*) FROM int_tracks WHERE level > 0)),
-    (104, 'flows not drawn (GPU work ended before its call began)',
+    (104, 'flows not drawn (GPU work starts before its call: Perfetto would draw them GPU -> CPU)',
         (SELECT count(*) FROM flows WHERE NOT is_placeable)),
     (105, 'GPU-side synchronization rows without their API call',
         (SELECT count(*) FROM stg_gpu_syncs AS sync WHERE NOT EXISTS (

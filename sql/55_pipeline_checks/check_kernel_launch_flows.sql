@@ -5,8 +5,8 @@
 -- Invariants: the rule (output-contract.md, Events): each linked kernel and
 -- graph execution has exactly one 'launch' flow (to the slice as executed)
 -- and one 'launch_core' flow (to its Core Timeline copy), and an unlinked
--- one none; a flow that cannot be drawn (the GPU work ended before its call
--- began) still counts here, as it is counted in the summary. Not compared
+-- one none; a flow that cannot be drawn (the GPU work starts before its
+-- call) still counts here, as it is counted in the summary. Not compared
 -- with trace_summary's flow lines: evaluating that view again costs about
 -- as much as all these checks (0.7 s at 1M rows), and it counts int_flows
 -- as this view does. One row per offending operation; seq is NULL (an
