@@ -1,22 +1,33 @@
--- check_flow_targets: the flow ends that Perfetto would not bind to the
--- slice int_flows meant them for, or that lie outside it (zero rows when
--- every flow lands on its API call and its GPU slice).
+-- check_flow_targets: the flows Perfetto would not draw from the API slice
+-- to the GPU slice int_flows meant them for (zero rows when every drawn
+-- flow joins the two slices it means, pointing CPU -> GPU).
 --
 -- Reads: int_flows, int_slices_on_tracks, int_slices_placed, int_tracks,
 -- int_slices, trace_base.
--- Invariants: the rule (output-contract.md, Events; perfetto-json.md, flows):
--- the 's' of each drawn flow lies inside the CUDA API slice int_flows meant
--- (api_slice_id) and the 'f' ("bp":"e") inside the GPU slice it meant
--- (gpu_slice_id), on that slice's (pid, tid): start <= ts < end, after the
--- start when the slice is longer than 1 ns, ts = start for a zero-length
--- slice; and Perfetto binds the end to that slice, i.e. no other X slice of
--- the track holds ts more tightly. Slices of a track nest or are disjoint
--- (check_overlap), so only a slice starting inside the target at or before ts
--- and holding ts can take the end. The rules that need no ids (each end in the
--- innermost X slice of its track, s.ts <= f.ts, one s and one f per id, the
--- kinds of slice flow_kinds allows) are the generic check_flow and
--- check_flow_kind of 50_checks/. seq: the flow event as chk_events numbers it
--- (-8 x flow_id - 6 for s, - 7 for f).
+-- Invariants: the rule (output-contract.md, Events: what counts is
+-- Perfetto's flow table; perfetto-json.md 2, 3.2, 3.3), per end and per
+-- flow:
+-- * the 's' of each drawn flow lies inside the CUDA API slice int_flows
+--   meant (api_slice_id) and the 'f' ("bp":"e") inside the GPU slice it
+--   meant (gpu_slice_id), on that slice's (pid, tid): start <= ts < end,
+--   after the start when the slice is longer than 1 ns, ts = start for a
+--   zero-length slice;
+-- * Perfetto binds the end to that slice. It binds an end to the top of
+--   its thread's stack, and pops a slice from the stack only when a later
+--   one starts, even when it ended long before; X slices of one ts are read
+--   longest first, flow events after them. So the end goes to the slice of
+--   its track that started last at or before ts (at equal starts the
+--   shortest): that must be the target, and alone with its start and end
+--   (two such would be read in file order). This is how a 0-ns slice at
+--   the start of a longer one took the longer one's flow;
+-- * Perfetto draws the flow from the API slice: it orients every flow from
+--   the slice that starts first (FlowTracker::EndAt; at equal starts, from
+--   the s end's), so the GPU slice must not start before the API slice.
+-- The rules that need no ids (each end in the innermost X slice of its
+-- track, s.ts <= f.ts, one s and one f per id, the kinds of slice
+-- flow_kinds allows) are the generic check_flow and check_flow_kind of
+-- 50_checks/. seq: the flow event as chk_events numbers it (-8 x flow_id -
+-- 6 for s, - 7 for f).
 
 CREATE OR REPLACE VIEW check_flow_targets AS
 WITH ends AS (
@@ -34,12 +45,6 @@ WITH ends AS (
     FROM int_flows AS flows
     CROSS JOIN (VALUES ('s'), ('f')) AS side (flow_end)
     WHERE flows.is_placeable
-),
-
-x_slices AS NOT MATERIALIZED (
-    SELECT slice_id, json_tid AS tid, start_ns, end_ns
-    FROM int_slices_on_tracks
-    WHERE ph = 'X'
 ),
 
 judged AS (
@@ -75,51 +80,40 @@ judged AS (
     ) AS target ON target.slice_id = ends.target_id
 ),
 
-near AS (
-    SELECT * FROM judged
-    WHERE problem IS NULL AND ts_ns - target_start_ns <= 1
-),
-
-far AS (
-    SELECT * FROM judged
-    WHERE problem IS NULL AND ts_ns - target_start_ns > 1
+bindable AS (
+    -- per (tid, start) on the tracks holding flow ends: the slice Perfetto
+    -- pushes last at that ns (the shortest; X and thread instants, the
+    -- slices of these tracks), and how many share its start and end
+    SELECT tid, start_ns, end_ns, slice_id, ties
+    FROM (
+        SELECT json_tid AS tid, start_ns, end_ns, min(slice_id) AS slice_id,
+            count(*) AS ties
+        FROM int_slices_on_tracks
+        WHERE ph IN ('X', 'i') AND json_tid IN (SELECT tid FROM ends)
+        GROUP BY json_tid, start_ns, end_ns
+    )
+    QUALIFY row_number() OVER (
+        PARTITION BY tid, start_ns ORDER BY end_ns) = 1
 ),
 
 taken AS (
-    -- the slices of the track that start inside the target at or before
-    -- ts and hold ts: they, not the target, would take the end (a slice
-    -- with the target's start and a later end encloses it and does not).
-    -- Flow ends lie at most 1 ns after their target's start (int_flows),
-    -- found by an equi-join; the others by the slice starting last at or
-    -- before ts (ASOF JOIN)
-    SELECT near.flow_id, near.flow_end, taker.slice_id AS bound_id
-    FROM near
-    CROSS JOIN (VALUES (0), (1)) AS step (start_delta)
-    JOIN x_slices AS taker
-        ON taker.tid = near.tid
-        AND taker.start_ns = near.target_start_ns + step.start_delta
-    WHERE taker.slice_id <> near.target_id
-        AND (near.ts_ns < taker.end_ns
-            OR near.ts_ns = taker.start_ns AND taker.end_ns = taker.start_ns)
-        AND CASE step.start_delta
-            -- a slice with the target's start takes the end unless it
-            -- ends after the target (then it encloses the target)
-            WHEN 0 THEN taker.end_ns <= near.target_end_ns
-            -- one starting 1 ns later takes an end placed after the start
-            ELSE near.ts_ns > near.target_start_ns END
-    UNION ALL
-    SELECT far.flow_id, far.flow_end, taker.slice_id
-    FROM far
-    ASOF JOIN (
-        SELECT * FROM x_slices WHERE tid IN (SELECT tid FROM far)
-    ) AS taker
-        ON taker.tid = far.tid AND taker.start_ns <= far.ts_ns
-    WHERE taker.slice_id <> far.target_id
-        AND taker.start_ns >= far.target_start_ns
-        AND (far.ts_ns < taker.end_ns
-            OR far.ts_ns = taker.start_ns AND taker.end_ns = taker.start_ns)
-        AND NOT (taker.start_ns = far.target_start_ns
-            AND taker.end_ns > far.target_end_ns)
+    -- the slice on top of the end's stack: the one starting last at or
+    -- before ts, when it is not the target or shares its interval
+    SELECT judged.flow_id, judged.flow_end, top.slice_id AS bound_id,
+        top.ties
+    FROM (SELECT * FROM judged WHERE problem IS NULL) AS judged
+    ASOF JOIN bindable AS top
+        ON top.tid = judged.tid AND top.start_ns <= judged.ts_ns
+    WHERE top.slice_id <> judged.target_id OR top.ties > 1
+),
+
+reversed AS (
+    -- drawn flows whose GPU slice starts before their API slice
+    SELECT flows.flow_id, api.start_ns AS api_start_ns
+    FROM int_flows AS flows
+    JOIN int_slices AS api ON api.slice_id = flows.api_slice_id
+    JOIN int_slices AS gpu ON gpu.slice_id = flows.gpu_slice_id
+    WHERE flows.is_placeable AND gpu.start_ns < api.start_ns
 ),
 
 found AS (
@@ -129,12 +123,27 @@ found AS (
     UNION ALL
     SELECT
         judged.* EXCLUDE (problem),
-        'is bound by Perfetto to another slice (slice_id '
-            || CAST(taken.bound_id AS VARCHAR)
-            || ', the innermost one holding it), not to its target',
+        CASE WHEN taken.bound_id <> judged.target_id
+            THEN 'is bound by Perfetto to another slice (slice_id '
+                || CAST(taken.bound_id AS VARCHAR)
+                || ', the one on top of its thread''s stack), not to its target'
+            ELSE 'may be bound by Perfetto to another slice: '
+                || CAST(taken.ties AS VARCHAR)
+                || ' slices of its track share the start and end of its target'
+        END,
         taken.bound_id
     FROM judged
     JOIN taken USING (flow_id, flow_end)
+    UNION ALL
+    SELECT
+        judged.* EXCLUDE (problem),
+        'is drawn by Perfetto GPU -> CPU: its GPU slice starts before its '
+            || 'API slice (at ' || _chk_us(reversed.api_start_ns
+                - (SELECT base_ns FROM trace_base)) || ' µs)',
+        NULL
+    FROM judged
+    JOIN reversed USING (flow_id)
+    WHERE judged.flow_end = 'f'
 )
 
 SELECT
@@ -162,4 +171,4 @@ LEFT JOIN (
     WHERE slice_id IN (SELECT target_id FROM found)
 ) AS named ON named.slice_id = found.target_id;
 
-COMMENT ON VIEW check_flow_targets IS 'Contract check (output-contract.md, Events: flows; perfetto-json.md, flow binding): each drawn flow''s s end lies in its CUDA API slice and its f end in its GPU slice, the slices int_flows meant (start <= ts < end, after the start of a slice longer than 1 ns), and Perfetto binds each end to exactly that slice (no slice nested in it holds the end). Rows = violations (message, seq = the flow event in chk_events, flow_id, flow_end, target_id, bound_id).';
+COMMENT ON VIEW check_flow_targets IS 'Contract check (output-contract.md, Events: flows; perfetto-json.md, flow binding): each drawn flow''s s end lies in its CUDA API slice and its f end in its GPU slice, the slices int_flows meant (start <= ts < end, after the start of a slice longer than 1 ns); Perfetto binds each end to exactly that slice (it is the slice of its track starting last at or before ts, the shortest at equal starts, and alone with its interval); and Perfetto draws the flow CPU -> GPU (the GPU slice does not start before the API slice). Rows = violations (message, seq = the flow event in chk_events, flow_id, flow_end, target_id, bound_id).';
