@@ -17,9 +17,10 @@
 --   one starts, even when it ended long before; X slices of one ts are read
 --   longest first, flow events after them. So the end goes to the slice of
 --   its track that started last at or before ts (at equal starts the
---   shortest): that must be the target, and alone with its start and end
---   (two such would be read in file order). This is how a 0-ns slice at
---   the start of a longer one took the longer one's flow;
+--   shortest): no other slice may start after the target and at or before
+--   ts, nor with the target's start and no longer than it (one as long is
+--   read in file order). This is how a 0-ns slice at the start of a longer
+--   one took the longer one's flow;
 -- * Perfetto draws the flow from the API slice: it orients every flow from
 --   the slice that starts first (FlowTracker::EndAt; at equal starts, from
 --   the s end's), so the GPU slice must not start before the API slice.
@@ -80,40 +81,65 @@ judged AS (
     ) AS target ON target.slice_id = ends.target_id
 ),
 
-bindable AS (
-    -- per (tid, start) on the tracks holding flow ends: the slice Perfetto
-    -- pushes last at that ns (the shortest; X and thread instants, the
-    -- slices of these tracks), and how many share its start and end
-    SELECT tid, start_ns, end_ns, slice_id, ties
-    FROM (
-        SELECT json_tid AS tid, start_ns, end_ns, min(slice_id) AS slice_id,
-            count(*) AS ties
-        FROM int_slices_on_tracks
-        WHERE ph IN ('X', 'i') AND json_tid IN (SELECT tid FROM ends)
-        GROUP BY json_tid, start_ns, end_ns
-    )
-    QUALIFY row_number() OVER (
-        PARTITION BY tid, start_ns ORDER BY end_ns) = 1
+x_slices AS NOT MATERIALIZED (
+    -- what can take a flow end: the X slices and thread instants
+    SELECT slice_id, json_tid AS tid, start_ns, end_ns
+    FROM int_slices_on_tracks
+    WHERE ph IN ('X', 'i')
+),
+
+near AS (
+    SELECT * FROM judged
+    WHERE problem IS NULL AND ts_ns - target_start_ns <= 1
+),
+
+far AS (
+    SELECT * FROM judged
+    WHERE problem IS NULL AND ts_ns - target_start_ns > 1
 ),
 
 taken AS (
-    -- the slice on top of the end's stack: the one starting last at or
-    -- before ts, when it is not the target or shares its interval
-    SELECT judged.flow_id, judged.flow_end, top.slice_id AS bound_id,
-        top.ties
-    FROM (SELECT * FROM judged WHERE problem IS NULL) AS judged
-    ASOF JOIN bindable AS top
-        ON top.tid = judged.tid AND top.start_ns <= judged.ts_ns
-    WHERE top.slice_id <> judged.target_id OR top.ties > 1
+    -- the slices Perfetto pushes after the target and at or before ts: one
+    -- of them, not the target, is on top of the stack when the end is read.
+    -- With the target's start: those not longer than the target (X slices
+    -- of one ts are read longest first, instants after them; one as long
+    -- is read in file order); after it, any starting at or before ts.
+    -- Flow ends lie at most 1 ns after their target's start (int_flows),
+    -- found by an equi-join; the others by the slice starting last at or
+    -- before ts (ASOF JOIN)
+    SELECT ends.flow_id, ends.flow_end, taker.slice_id AS bound_id
+    FROM (SELECT * FROM judged WHERE problem IS NULL) AS ends
+    JOIN x_slices AS taker
+        ON taker.tid = ends.tid AND taker.start_ns = ends.target_start_ns
+    WHERE taker.slice_id <> ends.target_id
+        AND taker.end_ns <= ends.target_end_ns
+    UNION ALL
+    SELECT near.flow_id, near.flow_end, taker.slice_id
+    FROM near
+    JOIN x_slices AS taker
+        ON taker.tid = near.tid AND taker.start_ns = near.target_start_ns + 1
+    WHERE taker.start_ns <= near.ts_ns
+    UNION ALL
+    SELECT far.flow_id, far.flow_end, taker.slice_id
+    FROM far
+    ASOF JOIN (
+        SELECT * FROM x_slices WHERE tid IN (SELECT tid FROM far)
+    ) AS taker
+        ON taker.tid = far.tid AND taker.start_ns <= far.ts_ns
+    WHERE taker.start_ns > far.target_start_ns
 ),
 
 reversed AS (
-    -- drawn flows whose GPU slice starts before their API slice
-    SELECT flows.flow_id, api.start_ns AS api_start_ns
-    FROM int_flows AS flows
-    JOIN int_slices AS api ON api.slice_id = flows.api_slice_id
-    JOIN int_slices AS gpu ON gpu.slice_id = flows.gpu_slice_id
-    WHERE flows.is_placeable AND gpu.start_ns < api.start_ns
+    -- drawn flows whose GPU slice (the f end's) starts before their API
+    -- slice (the s end's)
+    SELECT
+        flow_id,
+        any_value(target_start_ns) FILTER (WHERE flow_end = 's')
+            AS api_start_ns
+    FROM judged
+    GROUP BY flow_id
+    HAVING any_value(target_start_ns) FILTER (WHERE flow_end = 'f')
+        < any_value(target_start_ns) FILTER (WHERE flow_end = 's')
 ),
 
 found AS (
@@ -123,17 +149,13 @@ found AS (
     UNION ALL
     SELECT
         judged.* EXCLUDE (problem),
-        CASE WHEN taken.bound_id <> judged.target_id
-            THEN 'is bound by Perfetto to another slice (slice_id '
-                || CAST(taken.bound_id AS VARCHAR)
-                || ', the one on top of its thread''s stack), not to its target'
-            ELSE 'may be bound by Perfetto to another slice: '
-                || CAST(taken.ties AS VARCHAR)
-                || ' slices of its track share the start and end of its target'
-        END,
-        taken.bound_id
+        'is bound by Perfetto to another slice (slice_id '
+            || CAST(min(taken.bound_id) AS VARCHAR)
+            || ', on its thread''s stack above the target), not to its target',
+        min(taken.bound_id)
     FROM judged
     JOIN taken USING (flow_id, flow_end)
+    GROUP BY ALL
     UNION ALL
     SELECT
         judged.* EXCLUDE (problem),
@@ -171,4 +193,4 @@ LEFT JOIN (
     WHERE slice_id IN (SELECT target_id FROM found)
 ) AS named ON named.slice_id = found.target_id;
 
-COMMENT ON VIEW check_flow_targets IS 'Contract check (output-contract.md, Events: flows; perfetto-json.md, flow binding): each drawn flow''s s end lies in its CUDA API slice and its f end in its GPU slice, the slices int_flows meant (start <= ts < end, after the start of a slice longer than 1 ns); Perfetto binds each end to exactly that slice (it is the slice of its track starting last at or before ts, the shortest at equal starts, and alone with its interval); and Perfetto draws the flow CPU -> GPU (the GPU slice does not start before the API slice). Rows = violations (message, seq = the flow event in chk_events, flow_id, flow_end, target_id, bound_id).';
+COMMENT ON VIEW check_flow_targets IS 'Contract check (output-contract.md, Events: flows; perfetto-json.md, flow binding): each drawn flow''s s end lies in its CUDA API slice and its f end in its GPU slice, the slices int_flows meant (start <= ts < end, after the start of a slice longer than 1 ns); Perfetto binds each end to exactly that slice (it is the slice of its track starting last at or before ts, the shortest at equal starts, and no other slice shares its interval); and Perfetto draws the flow CPU -> GPU (the GPU slice does not start before the API slice). Rows = violations (message, seq = the flow event in chk_events, flow_id, flow_end, target_id, bound_id).';
