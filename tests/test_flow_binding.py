@@ -22,7 +22,16 @@ from paths import NEWER
 
 SKEWED = "flows not drawn (GPU work starts before its call: Perfetto would draw them GPU -> CPU)"
 
-# (GPU rows, runtime rows) of each edge case; times in ns after the epoch
+
+def memcpy(start, end, corr, pid, stream, kind=1):
+    """A CUPTI_ACTIVITY_KIND_MEMCPY row (kind 1: HtoD, drawn on PCIe Usage too)."""
+    row = kernel(start, end, corr, pid, stream=stream)
+    keep = ("start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid")
+    return {**{k: row[k] for k in keep}, "bytes": 4096, "copyKind": kind}
+
+
+# (GPU rows, runtime rows) of each edge case; times in ns after the epoch;
+# a GPU row with "copyKind" is a memcpy
 CASES = {
     # a 0-ns kernel on stream 8 starts where a kernel of stream 7 starts:
     # both go to the device's CUDA Core Timeline
@@ -38,6 +47,12 @@ CASES = {
     # two 0-ns kernels at one ns on one stream (and on the Core Timeline)
     "two_zero_ns_kernels_at_one_ns": (
         [kernel(1000, 1000, 1, 100, stream=7), kernel(1000, 1000, 2, 100, stream=7, name=3)],
+        [api(100, 300, 1, 100, 101), api(400, 600, 2, 100, 101)],
+    ),
+    # a 0-ns H2D copy on stream 8 starts where one of stream 7 starts: both
+    # go to the device's PCIe Usage track (copy and copy_pcie flows)
+    "zero_ns_copy_shares_a_pcie_start": (
+        [memcpy(1000, 2000, 1, 100, stream=7), memcpy(1000, 1000, 2, 100, stream=8)],
         [api(100, 300, 1, 100, 101), api(400, 600, 2, 100, 101)],
     ),
     # a kernel starting in the ns its call starts: s and f share a ts
@@ -60,14 +75,13 @@ SKEW = {
 
 
 def convert_case(tmp_path, gpu, calls, **options):
-    export = make_export(
-        tmp_path / "synthetic" / "parquet",
-        {
-            "StringIds": STRINGS,
-            "CUPTI_ACTIVITY_KIND_KERNEL": gpu,
-            "CUPTI_ACTIVITY_KIND_RUNTIME": calls,
-        },
-    )
+    tables = {
+        "StringIds": STRINGS,
+        "CUPTI_ACTIVITY_KIND_KERNEL": [r for r in gpu if "copyKind" not in r],
+        "CUPTI_ACTIVITY_KIND_MEMCPY": [r for r in gpu if "copyKind" in r],
+        "CUPTI_ACTIVITY_KIND_RUNTIME": calls,
+    }
+    export = make_export(tmp_path / "synthetic" / "parquet", tables)
     return convert(export, Options(**options), root=tmp_path / "ws")
 
 
@@ -77,7 +91,8 @@ def test_perfetto_binds_each_flow_to_its_slices(tmp_path, case):
     res = convert_case(tmp_path, gpu, calls)
     trace = res.workspace.json_gz
     ours = perfetto_flows.our_flows(perfetto_flows.duckdb_for(trace))
-    # every linked kernel: one launch and one launch_core flow, all drawn
+    # every linked kernel: launch and launch_core flows; every linked H2D
+    # copy: copy and copy_pcie flows; all drawn
     assert sum(ours.values()) == 2 * len(gpu)
     assert perfetto_flows.flow_mismatches(trace) == []
 
