@@ -1082,8 +1082,8 @@ def print_merge_summary(res) -> None:
         out("time alignment: UTC epoch (Nsight's --ts-normalize times; clocks assumed in sync)")
     else:
         out(
-            "time alignment: first CUDA/NVTX events (--align start: each report shifted to "
-            "the first; the CPU side is not lined up)"
+            "time alignment: first CUDA/NVTX events (--align start: each report shifted so "
+            "its first kernel, copy, CUDA API call or NVTX range lies at the first report's)"
         )
     out(f"time base (epoch_ns): {res.base_ns}")
     width = min(max(6, *(len(r.label) for r in res.reports)), 40)
