@@ -1059,10 +1059,20 @@ def merge_cmd(
 MERGE_ROWS_SHOWN = 40  # reports listed in the merge summary (all: SELECT * FROM merge_reports)
 
 
+def rank_line(r) -> str:
+    """How a merged report's rank was decided, one line: ``report X: rank 3
+    (from file name 'rank3')``, ``(from env RANK)``, or ``(order)`` (no rank
+    recorded: its place in the merge, counted from 0)."""
+    if r.rank_no is None:
+        return f"report {r.report}: rank {r.ordinal - 1} (order)"
+    return f"report {r.report}: rank {r.rank_no} ({r.rank_source})"
+
+
 def print_merge_summary(res) -> None:
     """The merge's summary: alignment, one line per report (label, how its
-    conversion went, its first event after the merged ts 0 and the shift
-    applied, slices), the summed counts, the files; last line: the JSON path."""
+    conversion went, its first CUDA/NVTX event after the merged ts 0 and the
+    shift applied, slices), how each report's rank was decided, the summed
+    counts, the files; last line: the JSON path."""
     out = click.echo
     n = len(res.reports)
     out(f"== {res.workspace.name} (merge of {n} report{'s' if n != 1 else ''})")
@@ -1071,19 +1081,25 @@ def print_merge_summary(res) -> None:
     if res.align == "utc":
         out("time alignment: UTC epoch (Nsight's --ts-normalize times; clocks assumed in sync)")
     else:
-        out("time alignment: first events (--align start: each report shifted to the first)")
+        out(
+            "time alignment: first CUDA/NVTX events (--align start: each report shifted so "
+            "its first kernel, copy, CUDA API call or NVTX range lies at the first report's)"
+        )
     out(f"time base (epoch_ns): {res.base_ns}")
     width = min(max(6, *(len(r.label) for r in res.reports)), 40)
-    out(f"  {'report':<{width}}  {'conversion':<10}  {'first event':>16}  {'shift ns':>20}  slices")
+    first_col = "first CUDA/NVTX"
+    out(f"  {'report':<{width}}  {'conversion':<10}  {first_col:>16}  {'shift ns':>20}  slices")
     rows = res.reports
     shown = rows if len(rows) <= MERGE_ROWS_SHOWN else rows[: MERGE_ROWS_SHOWN // 2]
     for r in shown:
         first = (
-            f"{(r.first_ns + r.shift_ns - res.base_ns) / 1e9:.6f} s"
-            if r.first_ns is not None
+            f"{(r.align_ns + r.shift_ns - res.base_ns) / 1e9:.6f} s"
+            if r.align_ns is not None
             else "-"
         )
         out(f"  {r.label:<{width}}  {r.status:<10}  {first:>16}  {r.shift_ns:>20,}  {r.slices:,}")
+    for r in shown:
+        out(rank_line(r))
     for r in rows:
         for note in r.notes:
             out(f"note: {r.label}: {note}")

@@ -63,8 +63,9 @@ from .workspace import (
 # The relations of a report's NAME.duckdb the merge reads: every relation
 # the 40_trace stages, the checks it runs and the Kineto trace (sql/60_kineto:
 # int_device_properties) read (renumbered by
-# sql/merge/10_inputs/20_merge_relations.sql), and the report's summary
-# (summed by sql/merge/60_outputs/trace_summary (sql/merge).sql).
+# sql/merge/10_inputs/20_merge_relations.sql), the rank its capture's
+# environment gives it (stg_capture_rank, read by merge_reports) and the
+# report's summary (summed by sql/merge/60_outputs/trace_summary (sql/merge).sql).
 RENUMBERED = (
     "int_homes",
     "int_tracks",
@@ -77,7 +78,7 @@ RENUMBERED = (
     "int_device_properties",
     "stg_export_info",
 )
-RELATIONS = (*RENUMBERED, "trace_summary")
+RELATIONS = (*RENUMBERED, "stg_capture_rank", "trace_summary")
 
 REPORTS_DIR = MERGE_REPORTS_DIR  # the hive-partitioned dataset in the merged workspace
 RANKS_DIR = MERGE_RANKS_DIR  # the reports' own workspaces, when the merge converts them
@@ -137,7 +138,9 @@ class MergeOptions:
 @dataclass
 class ReportRow:
     """One merged report (``merge_reports``): name, label, ordinal, its shift
-    and first event (ns), its slices, and how its conversion went."""
+    and first event (ns), its slices, its rank and how it was decided (from
+    env VAR, from file name 'NAME', or order), the first CUDA/NVTX event
+    ``--align start`` lines up, and how its conversion went."""
 
     report: str
     label: str
@@ -145,6 +148,9 @@ class ReportRow:
     shift_ns: int
     first_ns: int | None
     slices: int
+    rank_no: int | None = None
+    rank_source: str = "order"
+    align_ns: int | None = None
     status: str = ""  # 'converted' or 'up to date'
     workspace: Path | None = None  # the report's own workspace folder
     notes: list[str] = field(default_factory=list)  # its conversion's export notes
@@ -482,7 +488,8 @@ def merge_workspaces(
                         )
                     copy_report_relations(rws.database, dataset / partition_dir(key))
                 first_db = reports[min(reports)].database
-                result = _run_merge(ws, dataset, tmp_dir, opts, progress, watch, first_db)
+                sources = {key: report_source(rws) for key, rws in reports.items()}
+                result = _run_merge(ws, dataset, tmp_dir, opts, progress, watch, first_db, sources)
             except Exception:
                 if watch.hit:
                     raise KeyboardInterrupt from None
@@ -502,8 +509,10 @@ def _run_merge(
     progress: Progress,
     watch: InterruptWatch,
     first_db: Path,
+    sources: dict[str, dict | None],
 ) -> MergeResult:
-    """The SQL, checks, writers and publication of :func:`merge_workspaces`."""
+    """The SQL, checks, writers and publication of :func:`merge_workspaces`
+    (``sources``: :func:`report_source` of each report, for the manifest)."""
     copt = opts.convert
     columns = _relation_columns(dataset)
     spill = tmp_dir / "spill"
@@ -597,8 +606,8 @@ def _run_merge(
         reports = [
             ReportRow(*r)
             for r in con.execute(
-                "SELECT report, label, ordinal, shift_ns, first_ns, slices "
-                "FROM merge_reports ORDER BY ordinal"
+                "SELECT report, label, ordinal, shift_ns, first_ns, slices, rank_no, "
+                "rank_source, align_ns FROM merge_reports ORDER BY ordinal"
             ).fetchall()
         ]
         con.close()
@@ -638,7 +647,7 @@ def _run_merge(
             elif ws.kineto_dir.exists():
                 shutil.rmtree(ws.kineto_dir)  # an earlier merge's: it would disagree
             finals += kineto_files
-            _write_manifest(ws, opts, reports, finals)
+            _write_manifest(ws, opts, reports, finals, sources)
     except OSError as exc:
         raise _os_failure(exc, ws) from None
     return MergeResult(
@@ -673,9 +682,35 @@ def _interrupts_deferred():
             signal.signal(sig, handler)
 
 
-def _write_manifest(ws: Workspace, opts: MergeOptions, reports: list, finals: list[Path]) -> None:
+def report_source(rws: Workspace) -> dict | None:
+    """What a report's own manifest says it was converted from and how: its
+    ``source`` (path, kind, SHA-256) and the ``options`` of its conversion;
+    None when it has no manifest. ``nsys-duck report`` finds a merged
+    report's own database by it (``nsys_duck/report.py``)."""
+    recorded = manifest.read(rws.dir) or {}
+    source = recorded.get("source")
+    if not isinstance(source, dict):
+        return None
+    conversion = recorded.get("conversion") or {}
+    return {
+        "path": source.get("path"),
+        "kind": source.get("kind"),
+        "sha256": source.get("sha256"),
+        "options": conversion.get("options"),
+    }
+
+
+def _write_manifest(
+    ws: Workspace,
+    opts: MergeOptions,
+    reports: list,
+    finals: list[Path],
+    sources: dict[str, dict | None],
+) -> None:
     """The merged workspace's ``nsys-duck.json``: no source (it is made of
-    many), what was merged and how."""
+    many), what was merged and how: per report its label, shift, rank and
+    how it was decided, and the source and options of its conversion
+    (:func:`report_source`)."""
     manifest.write(
         ws.dir,
         {
@@ -688,7 +723,15 @@ def _write_manifest(ws: Workspace, opts: MergeOptions, reports: list, finals: li
                 "nsys_duck_version": __version__,
                 "align": opts.align,
                 "reports": [
-                    {"report": r.report, "label": r.label, "shift_ns": r.shift_ns} for r in reports
+                    {
+                        "report": r.report,
+                        "label": r.label,
+                        "shift_ns": r.shift_ns,
+                        "rank": r.rank_no,
+                        "rank_source": r.rank_source,
+                        "source": sources.get(r.report),
+                    }
+                    for r in reports
                 ],
                 "files": {str(f.relative_to(ws.dir)): f.stat().st_size for f in finals},
             },

@@ -16,8 +16,9 @@ report from the merged database, labelled with its rank, each with its own
 Time (%) base. The merged database does not hold what ``api-summary``
 (``stg_runtime_calls``) and ``nvtx-summary`` (the export's
 ``nsys.NVTX_EVENTS``) read: those run on each report's own ``NAME.duckdb``
-(where the merge converted it, while it still holds that conversion), the
-same blocks after the same labels.
+(where the merge converted it, while it holds a conversion of that same
+report: the source's kind and SHA-256 the merge's manifest records, with
+any options), the same blocks after the same labels.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import database, pipeline
+from . import database, manifest, pipeline
 from .errors import InputError, SqlStageError
 from .workspace import DATABASE_SUFFIX, MERGE_RANKS_DIR, locate, workspace_root
 
@@ -164,13 +165,13 @@ def _report_databases(
     """(label, NAME.duckdb) of every report of a merge, in merge order: the
     workspace each was converted into, ``MERGE/ranks/REPORT/`` or
     ``ROOT/NAME/`` (what ``nsys-duck merge`` uses), and only when it still
-    holds the conversion that was merged (as many slices as
-    ``merge_reports.slices``).
+    holds a conversion of the report that was merged (:func:`_same_report`).
 
     Raises:
         InputError: a report's database is not found (moved or removed).
     """
     found = []
+    recorded = _merged_sources(ws.dir)
     rows = con.execute(
         "SELECT report, label, slices FROM merge_reports ORDER BY ordinal"
     ).fetchall()
@@ -183,16 +184,47 @@ def _report_databases(
                 for r in dict.fromkeys([ws.dir.parent, workspace_root()])
             ),
         ]
-        db = next((c for c in candidates if c.is_file() and _slices(c) == slices), None)
+        db = next((c for c in candidates if _same_report(c, recorded.get(key), slices)), None)
         if db is None:
             raise InputError(
                 f"{report} reads {', '.join(missing)}, which a merged workspace does not "
-                f"hold, and the database report {key} was converted into is gone (looked in "
-                f"{', '.join(str(c) for c in candidates)}); merge again, or run it on that "
-                "report's own workspace"
+                f"hold, and the database report {key} was converted into is gone or holds "
+                f"another report now (looked in {', '.join(str(c) for c in candidates)}); "
+                "merge again, or run it on that report's own workspace"
             )
         found.append((label, db))
     return found
+
+
+def _merged_sources(merged_dir: Path) -> dict[str, dict]:
+    """report -> the source the merge's manifest records for it (path, kind,
+    SHA-256 and options of its conversion, ``merge.report_source``); a
+    merge made before nsys-duck recorded them has none."""
+    recorded = manifest.read(merged_dir) or {}
+    reports = (recorded.get("merge") or {}).get("reports") or []
+    return {
+        r["report"]: r["source"]
+        for r in reports
+        if isinstance(r, dict) and isinstance(r.get("source"), dict) and "report" in r
+    }
+
+
+def _same_report(db: Path, source: dict | None, slices: int) -> bool:
+    """Whether ``db`` holds a conversion of the report that was merged: its
+    workspace's manifest names the same source (kind and SHA-256: the same
+    capture, wherever it lies now), whatever options converted it since
+    (``--no-osrt`` changes no API call or NVTX range). Without a recorded
+    source (an older merge), as many slices as the merge took."""
+    if not db.is_file():
+        return False
+    if source is None:
+        return _slices(db) == slices
+    own = (manifest.read(db.parent) or {}).get("source")
+    return (
+        isinstance(own, dict)
+        and own.get("sha256") == source.get("sha256")
+        and own.get("kind") == source.get("kind")
+    )
 
 
 def _slices(db: Path) -> int | None:

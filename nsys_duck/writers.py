@@ -250,7 +250,8 @@ def write_kineto_json(
     ``folder``: one gzip file per rank of ``kineto_ranks``
     (``kineto_trace_headers.file_name``), each one JSON object, the header
     line first (``kineto_trace_headers``), then ``kineto_events`` of the
-    rank, then ``]}``.
+    rank in its order (``event_order``, ``order_key``: the events HTA
+    pairs by correlation first), then ``]}``.
 
     One pass over ``kineto_events`` in Arrow batches, each row to its rank's
     file (as :func:`write_trace_json` does with parts); ISA-L compresses
@@ -287,7 +288,11 @@ def write_kineto_json(
             )
             for path, (_, _, header) in zip(paths, heads, strict=True)
         ]
-        query = "SELECT rank, event_json || ',\n' FROM kineto_events"
+        # each file in the SQL's order (HTA's row indices: 30_kineto_events.sql)
+        query = (
+            "SELECT rank, event_json || ',\n' FROM kineto_events "
+            "ORDER BY event_order, order_key NULLS LAST, event_json"
+        )
         for rank, text in _part_batches(con, query):
             if text.null_count:
                 raise NsysDuckError(

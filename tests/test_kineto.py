@@ -30,6 +30,7 @@ import json
 import logging
 import math
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -383,3 +384,46 @@ def test_cli_format_kineto_ends_with_the_folder(tmp_path):
     assert again.returncode == 0, again.stderr
     assert not folder.exists()
     assert (out / "testcuda_streams_events_2026_1.perfetto.json.gz").is_file()
+
+
+RODINIA = REPO / "examples" / "rodinia_gaussian_8k_kernels" / "parquet"
+
+
+def test_a_merge_of_big_ranks_loads_in_hta_with_ranks_from_0(tmp_path):
+    """Two ranks of a real report with 24,582 X and 40,981 events each and
+    correlation ids below 32,768 (pandas downcasts them to int16), named
+    x_r3 and x_r5: HTA (with the venv's pandas 3) loads the folder and its
+    idle-time breakdown works, so the API calls and kernels HTA pairs lie
+    first in each file (HTA stores their row numbers in the correlation
+    column's dtype); the Kineto ranks are 0 and 1 of 2, while the processes
+    keep the labels rank 3 and rank 5. threads=4: the DuckDB plan that
+    interleaved flows with the X events before."""
+    built = multirank.make_rank_exports(RODINIA, tmp_path / "src", 2, name="copy")
+    paths = []
+    for folder, name in zip(built, ["x_r3", "x_r5"], strict=True):
+        shutil.copytree(folder, tmp_path / "in" / name)
+        paths.append(str(tmp_path / "in" / name / "parquet"))
+    opts = MergeOptions(convert=Options(threads=4), trace_format="kineto")
+    res = merge("job", paths, opts, root=tmp_path / "ws")
+    ws = res.workspace
+    assert [r.label for r in res.reports] == ["rank 3", "rank 5"]
+    traces = check_folder(ws.kineto_dir, 2)
+    assert [t["distributedInfo"] for t in traces] == [
+        {"rank": 0, "world_size": 2},
+        {"rank": 1, "world_size": 2},
+    ]
+    for trace in traces:
+        evs = trace["traceEvents"]
+        assert len(evs) > 32_767
+        ids = [e["args"]["correlation"] for e in evs if "correlation" in e.get("args", {})]
+        assert max(ids) < 32_768
+        labels = {e["args"]["name"] for e in evs if e.get("name") == "process_name"}
+        assert any(n.startswith(("rank 3 · pid", "rank 5 · pid")) for n in labels), labels
+    if sys.version_info >= (3, 11):  # the pandas users get (pyproject's test extra)
+        assert int(pytest.importorskip("pandas").__version__.split(".")[0]) >= 3
+    ta = analysis(ws.kineto_dir, rounding=True)
+    assert sorted(ta.t.traces) == [0, 1]
+    idle, _ = ta.get_idle_time_breakdown(ranks=[0, 1], visualize=False)
+    assert set(idle["rank"]) == {0, 1} and (idle["idle_time"] >= 0).all()
+    found = check_hta(ws.kineto_dir, ws.database, 2)
+    assert all(f["kernels"] > 8_000 for f in found.values())

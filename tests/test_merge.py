@@ -230,7 +230,7 @@ def test_align_start_lines_up_first_events_and_utc_refuses_a_too_long_span(tmp_p
         merge("far", paths, root=tmp_path / "ws")
     res = merge("far", paths, MergeOptions(align="start"), root=tmp_path / "ws")
     register_trace(res.workspace.json_gz, res.workspace.events_parquet)
-    first = {r.label: r.first_ns + r.shift_ns for r in res.reports}
+    first = {r.label: r.align_ns + r.shift_ns for r in res.reports}
     assert first["rank 0"] == first["rank 1"]
     shifts = {r.label: r.shift_ns for r in res.reports}
     assert shifts == {"rank 0": 0, "rank 1": -60 * day_ns}
@@ -431,3 +431,96 @@ def test_merge_and_convert_never_replace_each_other_silently(tmp_path):
 
     with pytest.raises(WorkspaceError, match=r"holds a merge of several reports"):
         convert(SMALL, Options(output_dir=res.workspace.dir))
+
+
+def gpu_offsets(res) -> dict[str, int]:
+    """Per report, its first GPU slice (kernel, memcpy, memset) in the merged
+    timeline, ns after the earliest report's."""
+    rows = duckdb.execute(
+        f"SELECT report, min(start_ns) FROM read_parquet('{res.workspace.events_parquet}') "
+        "WHERE cat IN ('kernel', 'memcpy', 'memset') GROUP BY 1"
+    ).fetchall()
+    first = min(t for _, t in rows)
+    return {report: t - first for report, t in rows}
+
+
+def test_align_start_lines_up_the_cuda_work_whatever_the_cpu_side(tmp_path):
+    """--align start lines reports up on their first CUDA/NVTX event: two
+    captures whose CPU side (OS runtime calls, thread states) starts 0.92 s
+    and 0.14 s before their CUDA work give the same GPU offsets with the
+    CPU side as without it (--no-osrt --no-sched)."""
+    paths = [str(SMALL), str(REPORTS / "threebody_2023_3" / "parquet")]
+    with_cpu = merge("job", paths, MergeOptions(align="start"), root=tmp_path / "a")
+    register_trace(with_cpu.workspace.json_gz, with_cpu.workspace.events_parquet)
+    bare = MergeOptions(convert=Options(cpu_sources=()), align="start")
+    without = merge("job", paths, bare, root=tmp_path / "b")
+    assert dict(with_cpu.summary)["OS runtime calls"] > 0
+    assert dict(without.summary).get("OS runtime calls", 0) == 0
+    assert gpu_offsets(with_cpu) == gpu_offsets(without)
+    shifts = {r.report: r.shift_ns for r in with_cpu.reports}
+    assert shifts == {r.report: r.shift_ns for r in without.reports}
+    # the first CUDA/NVTX events coincide; the CPU side starts before them
+    aligned = {r.align_ns + r.shift_ns for r in with_cpu.reports}
+    assert len(aligned) == 1
+    assert all(r.first_ns < r.align_ns for r in with_cpu.reports)
+
+
+def named_copies(tmp_path: Path, names: list[str]) -> list[str]:
+    """Copies of SMALL (as distinct ranks: tests/multirank.py) in folders
+    named ``names``; each copy's environment says SLURM_PROCID=0, as the
+    capture's does, so no rank comes from the environment."""
+    built = multirank.make_rank_exports(SMALL, tmp_path / "src", len(names), name="copy")
+    out = []
+    for folder, name in zip(built, names, strict=True):
+        target = tmp_path / "in" / name
+        shutil.copytree(folder, target)
+        out.append(str(target / "parquet"))
+    return out
+
+
+def test_rank_labels_come_from_names_that_say_a_rank(tmp_path, capsys):
+    """report_3, rank4 and x_r5 say their rank; a trailing year/version
+    (flameox_graph_trace_2025_5) does not: those reports keep their names.
+    The summary says, per report, how its rank was decided."""
+    from nsys_duck.cli import print_merge_summary
+
+    paths = named_copies(tmp_path / "one", ["x_r5", "report_3", "rank4"])
+    res = merge("job", paths, root=tmp_path / "ws")
+    register_trace(res.workspace.json_gz, res.workspace.events_parquet)
+    assert [(r.report, r.label, r.rank_no) for r in res.reports] == [
+        ("report_3", "rank 3", 3),
+        ("rank4", "rank 4", 4),
+        ("x_r5", "rank 5", 5),
+    ]
+    print_merge_summary(res)
+    out = capsys.readouterr().out.splitlines()
+    assert "report report_3: rank 3 (from file name 'report_3')" in out
+    assert "report x_r5: rank 5 (from file name 'x_r5')" in out
+    names = ["flameox_graph_trace_2025_5", "flameox_graph_trace_2025_6"]
+    plain = merge("plain", named_copies(tmp_path / "two", names), root=tmp_path / "ws")
+    assert [(r.label, r.rank_no, r.rank_source) for r in plain.reports] == [
+        (names[0], None, "order"),
+        (names[1], None, "order"),
+    ]
+    print_merge_summary(plain)
+    out = capsys.readouterr().out.splitlines()
+    assert f"report {names[1]}: rank 1 (order)" in out
+
+
+def test_rank_labels_come_from_the_captures_environment(tmp_path):
+    """Two real captures whose environment says their rank (cori: PMI_RANK=5
+    and SLURM_PROCID=5; raiderstream: SLURM_PROCID=0): the env decides, PMI's
+    before Slurm's, whatever their names; the manifest records it."""
+    cori = REPORTS / "cori_omp_offload_dev5" / "parquet"
+    res = merge("job", [str(cori), str(SMALL)], MergeOptions(align="start"), root=tmp_path / "ws")
+    register_trace(res.workspace.json_gz, res.workspace.events_parquet)
+    assert [(r.report, r.label, r.rank_source) for r in res.reports] == [
+        ("raiderstream_tiny", "rank 0", "from env SLURM_PROCID"),
+        ("cori_omp_offload_dev5", "rank 5", "from env PMI_RANK"),
+    ]
+    recorded = json.loads((res.workspace.dir / "nsys-duck.json").read_text())["merge"]["reports"]
+    assert [(r["rank"], r["rank_source"]) for r in recorded] == [
+        (0, "from env SLURM_PROCID"),
+        (5, "from env PMI_RANK"),
+    ]
+    assert all(len(r["source"]["sha256"]) > 40 for r in recorded)

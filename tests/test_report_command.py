@@ -385,3 +385,54 @@ def test_cli_offers_every_packaged_report():
     assert sorted(param.type.choices) == sorted(report_mod.REPORTS)
     packaged = {p.stem for p in (packaged_sql_dir() / "reports").glob("*.sql")}
     assert packaged == set(report_mod.REPORTS.values())
+
+
+def test_api_summary_of_a_merge_finds_each_report_by_its_source(tmp_path, monkeypatch):
+    """api-summary on a merge runs on each report's own database, matched by
+    the source the merge's manifest records (kind, SHA-256), not by its
+    slice count: after one rank is converted again with --no-osrt (fewer
+    slices) it still runs, equal to that rank's own; a different report
+    with the same slice count converted into that workspace is refused."""
+    import multirank
+    from nsys_duck.merge import MergeOptions, merge
+    from nsys_duck.pipeline import CPU_SOURCES
+
+    small = REPORTS / "raiderstream_tiny" / "parquet"  # has OS runtime calls
+    root = tmp_path / "ws"
+    env = {"NSYS_WORKSPACE_ROOT": str(root)}
+    monkeypatch.setenv("NSYS_WORKSPACE_ROOT", str(root))
+    ranks = [p / "parquet" for p in multirank.make_rank_exports(small, tmp_path / "job", 2)]
+    for p in ranks:  # each rank's own workspace, root/rank000k, reused by the merge
+        convert(p, Options(), root=root)
+    res = merge("job", [str(p) for p in ranks], MergeOptions(convert=Options()))
+    assert all(r.status == "up to date" for r in res.reports)
+    slices = {r.report: r.slices for r in res.reports}
+    before = run("job", "api-summary", "--format", "csv", env=env)
+    assert before.exit_code == 0, before.output
+    no_osrt = Options(cpu_sources=tuple(s for s in CPU_SOURCES if s != "osrt"))
+    again = convert(ranks[1], no_osrt, root=root)
+    assert dict(again.summary).get("OS runtime calls", 0) == 0
+    n = duckdb_count(again.workspace.database)
+    assert n < slices["rank0001"]  # the merge's count no longer matches
+    after = run("job", "api-summary", "--format", "csv", env=env)
+    assert after.exit_code == 0, after.output
+    assert after.output == before.output
+    # another job's rank0001: another capture (times 5 ms apart, not 1 ms), same count
+    other = multirank.make_rank_exports(small, tmp_path / "other", 2, offset_step_ns=5_000_000)
+    replaced = convert(other[1] / "parquet", Options(force=True), root=root)
+    assert replaced.workspace.dir == again.workspace.dir
+    assert duckdb_count(replaced.workspace.database) == slices["rank0001"]
+    refused = run("job", "api-summary", env=env)
+    assert refused.exit_code == 2 and len(refused.output.strip().splitlines()) == 1
+    assert "holds another report" in refused.output
+
+
+def duckdb_count(db) -> int:
+    """int_slices rows of a NAME.duckdb (what the merge counted)."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute("SELECT count(*) FROM int_slices").fetchall()[0][0]
+    finally:
+        con.close()

@@ -18,24 +18,28 @@
 -- OS runtime call made inside another, nestingLevel 1+, stays under it),
 -- NULL (never split: the data nests by construction, as the Thread State
 -- slices of a thread, which are disjoint). track_class is the key the
--- stages and copy_kinds use.
+-- stages and copy_kinds use. cuda_side: TRUE for the classes of the CUDA
+-- and NVTX rows (GPU work, CUDA API calls, NVTX ranges), FALSE for the CPU
+-- side (cpu_trace_sources: OS runtime, cuDNN, cuBLAS, thread states), which
+-- a capture may hold or not (--no-osrt ...): merge --align start lines
+-- reports up on their first cuda_side slice (merge_reports).
 
 CREATE OR REPLACE TABLE track_classes AS
 SELECT * FROM (VALUES
-    ('core', 1, NULL, 'CUDA Core Timeline', 'disjoint'),
-    ('pcie', 2, NULL, 'PCIe Usage', 'disjoint'),
-    ('d2d', 3, NULL, 'D2D Copy', 'disjoint'),
-    ('unified', 4, NULL, 'Unified Memory', 'disjoint'),
-    ('stream', 5, NULL, 'Stream', 'disjoint'),
-    ('cuda_sync', 5, NULL, 'CUDA Sync', 'disjoint'),
-    ('nvtx_kernel', 6, 1, 'NVTX Kernel', 'nest'),
-    ('nvtx_thread', 6, 2, 'NVTX Thread', NULL),
-    ('cuda_api', 6, 3, 'CUDA API', 'disjoint'),
-    ('osrt', 6, 4, 'OS Runtime', 'nest'),
-    ('cudnn', 6, 5, 'cuDNN', 'nest'),
-    ('cublas', 6, 6, 'cuBLAS', 'nest'),
-    ('thread_state', 6, 7, 'Thread State', NULL)
-) AS t (track_class, class_order, thread_kind, track_name, lane_rule);
+    ('core', 1, NULL, 'CUDA Core Timeline', 'disjoint', TRUE),
+    ('pcie', 2, NULL, 'PCIe Usage', 'disjoint', TRUE),
+    ('d2d', 3, NULL, 'D2D Copy', 'disjoint', TRUE),
+    ('unified', 4, NULL, 'Unified Memory', 'disjoint', TRUE),
+    ('stream', 5, NULL, 'Stream', 'disjoint', TRUE),
+    ('cuda_sync', 5, NULL, 'CUDA Sync', 'disjoint', TRUE),
+    ('nvtx_kernel', 6, 1, 'NVTX Kernel', 'nest', TRUE),
+    ('nvtx_thread', 6, 2, 'NVTX Thread', NULL, TRUE),
+    ('cuda_api', 6, 3, 'CUDA API', 'disjoint', TRUE),
+    ('osrt', 6, 4, 'OS Runtime', 'nest', FALSE),
+    ('cudnn', 6, 5, 'cuDNN', 'nest', FALSE),
+    ('cublas', 6, 6, 'cuBLAS', 'nest', FALSE),
+    ('thread_state', 6, 7, 'Thread State', NULL, FALSE)
+) AS t (track_class, class_order, thread_kind, track_name, lane_rule, cuda_side);
 
 COMMENT ON TABLE track_classes IS 'Domain table: the kinds of track under a device, their order, name (or name prefix) and lane rule. Rename a track or change its rule here.';
 COMMENT ON COLUMN track_classes.track_class IS 'Key used by the stages and by copy_kinds.projection.';
@@ -43,3 +47,4 @@ COMMENT ON COLUMN track_classes.class_order IS 'Sort position of the class under
 COMMENT ON COLUMN track_classes.thread_kind IS 'For per-CPU-thread tracks (class 6): their order among the thread''s tracks; NULL otherwise.';
 COMMENT ON COLUMN track_classes.track_name IS 'The track''s name (device-level classes) or the prefix of its name (stream, CUDA Sync and thread tracks).';
 COMMENT ON COLUMN track_classes.lane_rule IS 'disjoint (overlapping X slices go to lanes #2...), nest (B slices: lanes hold nested slices only) or NULL (never split).';
+COMMENT ON COLUMN track_classes.cuda_side IS 'TRUE for CUDA/NVTX rows (GPU work, CUDA API, NVTX), FALSE for the CPU side (OS runtime, cuDNN, cuBLAS, thread states): merge --align start lines reports up on their first cuda_side slice.';

@@ -105,6 +105,12 @@ CREATE TABLE IF NOT EXISTS nsys.TARGET_INFO_GPU (
     maxShmemPerBlockOptin BIGINT, maxShmemPerSm BIGINT
 );
 
+-- the environment nsys ran in (name DeviceEnvironment: the rank of a
+-- capture, stg_capture_rank)
+CREATE TABLE IF NOT EXISTS nsys.TARGET_INFO_SYSTEM_ENV (
+    name VARCHAR, value VARCHAR
+);
+
 CREATE TABLE IF NOT EXISTS nsys.TARGET_INFO_CUDA_CONTEXT_INFO (
     processId BIGINT, deviceId BIGINT, contextId BIGINT
 );

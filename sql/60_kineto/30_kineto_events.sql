@@ -38,7 +38,20 @@
 --   process (kineto_ranks.label) and of each GPU it used ("GPU <id>",
 --   process_labels the GPU name), thread_name of each stream ("stream
 --   <id>") and CPU thread ("thread <tid>").
--- - Order inside a file does not matter (every slice is an X event).
+-- - Order (event_order, order_key: nsys_duck/writers.py writes each file
+--   in it): 1 the X events HTA pairs by correlation (the API calls whose
+--   correlation some GPU event of the rank carries, and those GPU events),
+--   by correlation; 2 the other X and i events, by start; 3 the flows, by
+--   start; 4 the metadata. HTA numbers the events of a file in file order
+--   (its "index", flows and metadata included) and writes the index of
+--   each paired event into a column of the dtype pandas downcast the
+--   correlation ids to (int16 when they are below 32,768): pandas 3
+--   refuses an index past that dtype (TypeError "Invalid value ... for
+--   dtype 'int16'"). With the paired events first, their indices are below
+--   their own count, which stays below the largest correlation id as long
+--   as the rank has fewer paired GPU events than API calls (one kernel per
+--   launch); flows and metadata (which HTA drops) and unpaired events
+--   (NVTX ranges, API calls without GPU work) never push an index up.
 {% set merged = merge_relations is defined %}
 {% set slice_report = 's.report' if merged else 'NULL::VARCHAR' %}
 
@@ -109,10 +122,18 @@ cpu AS (
     LEFT JOIN call_owners AS o ON o.call_id = sl.call_id
     WHERE NOT sl.on_gpu
 ),
+paired AS (
+    -- the correlation ids HTA pairs in a rank: an API call's and a GPU event's
+    SELECT DISTINCT g.rank, g.correlation_id
+    FROM gpu AS g
+    INNER JOIN cpu AS c ON c.rank = g.rank AND c.correlation_id = g.correlation_id
+),
 events AS (
     -- GPU work
     SELECT
         g.rank,
+        CASE WHEN pr.correlation_id IS NULL THEN 2 ELSE 1 END AS event_order,
+        coalesce(pr.correlation_id, g.start_ns - base.base_ns) AS order_key,
         '{"ph":"X","cat":' || to_json(g.kineto_cat)
             || ',"name":' || to_json(g.kineto_name)
             || ',"pid":' || CAST(g.device_id AS VARCHAR)
@@ -148,11 +169,15 @@ events AS (
                 ELSE coalesce(',"graph id":' || CAST(g.graph_id AS VARCHAR), '')
             END
             || '}}' AS event_json
-    FROM gpu AS g, base
+    FROM gpu AS g
+    CROSS JOIN base
+    LEFT JOIN paired AS pr ON pr.rank = g.rank AND pr.correlation_id = g.correlation_id
     UNION ALL
     -- CUDA API calls and NVTX ranges: slices of the CPU threads
     SELECT
         c.rank,
+        CASE WHEN pr.correlation_id IS NULL THEN 2 ELSE 1 END,
+        coalesce(pr.correlation_id, c.start_ns - base.base_ns),
         '{"ph":' || CASE WHEN c.ph = 'i' THEN '"i","s":"t"' ELSE '"X"' END
             || ',"cat":' || to_json(c.kineto_cat)
             || ',"name":' || to_json(c.name)
@@ -166,11 +191,15 @@ events AS (
                 || coalesce(',"correlation":' || CAST(c.correlation_id AS VARCHAR), ''),
                 ',')
             || '}}'
-    FROM cpu AS c, base
+    FROM cpu AS c
+    CROSS JOIN base
+    LEFT JOIN paired AS pr ON pr.rank = c.rank AND pr.correlation_id = c.correlation_id
     UNION ALL
     -- flows: API call -> the GPU work it launched
     SELECT DISTINCT
         c.rank,
+        3,
+        c.start_ns - base.base_ns,
         '{"ph":"s","id":' || CAST(c.correlation_id AS VARCHAR)
             || ',"pid":' || CAST(c.os_pid AS VARCHAR)
             || ',"tid":' || CAST(c.os_tid AS VARCHAR)
@@ -184,6 +213,8 @@ events AS (
     UNION ALL
     SELECT
         g.rank,
+        3,
+        g.start_ns - base.base_ns,
         '{"ph":"f","id":' || CAST(c.correlation_id AS VARCHAR)
             || ',"pid":' || CAST(g.device_id AS VARCHAR)
             || ',"tid":' || CAST(coalesce(g.stream_id, 0) AS VARCHAR)
@@ -198,18 +229,24 @@ events AS (
     -- metadata: the rank's CPU process and its threads
     SELECT
         r.rank,
+        4,
+        NULL::BIGINT,
         '{"ph":"M","name":"process_name","pid":' || CAST(r.os_pid AS VARCHAR)
             || ',"tid":0,"args":{"name":' || to_json(r.label) || '}}'
     FROM kineto_ranks AS r
     UNION ALL
     SELECT
         r.rank,
+        4,
+        NULL::BIGINT,
         '{"ph":"M","name":"process_sort_index","pid":' || CAST(r.os_pid AS VARCHAR)
             || ',"tid":0,"args":{"sort_index":0}}'
     FROM kineto_ranks AS r
     UNION ALL
     SELECT DISTINCT
         c.rank,
+        4,
+        NULL::BIGINT,
         '{"ph":"M","name":"thread_name","pid":' || CAST(c.os_pid AS VARCHAR)
             || ',"tid":' || CAST(c.os_tid AS VARCHAR)
             || ',"args":{"name":"thread ' || CAST(c.os_tid AS VARCHAR) || '"}}'
@@ -218,12 +255,16 @@ events AS (
     -- metadata: the GPUs of the rank and their streams
     SELECT DISTINCT
         g.rank,
+        4,
+        NULL::BIGINT,
         '{"ph":"M","name":"process_name","pid":' || CAST(g.device_id AS VARCHAR)
             || ',"tid":0,"args":{"name":"GPU ' || CAST(g.device_id AS VARCHAR) || '"}}'
     FROM gpu AS g
     UNION ALL
     SELECT DISTINCT
         g.rank,
+        4,
+        NULL::BIGINT,
         '{"ph":"M","name":"process_labels","pid":' || CAST(g.device_id AS VARCHAR)
             || ',"tid":0,"args":{"labels":' || to_json(dp.gpu_name) || '}}'
     FROM gpu AS g
@@ -233,19 +274,25 @@ events AS (
     UNION ALL
     SELECT DISTINCT
         g.rank,
+        4,
+        NULL::BIGINT,
         '{"ph":"M","name":"process_sort_index","pid":' || CAST(g.device_id AS VARCHAR)
             || ',"tid":0,"args":{"sort_index":' || CAST(g.device_id + 1 AS VARCHAR) || '}}'
     FROM gpu AS g
     UNION ALL
     SELECT DISTINCT
         g.rank,
+        4,
+        NULL::BIGINT,
         '{"ph":"M","name":"thread_name","pid":' || CAST(g.device_id AS VARCHAR)
             || ',"tid":' || CAST(coalesce(g.stream_id, 0) AS VARCHAR)
             || ',"args":{"name":"stream ' || CAST(coalesce(g.stream_id, 0) AS VARCHAR) || '"}}'
     FROM gpu AS g
 )
-SELECT rank, event_json FROM events;
+SELECT rank, event_order, order_key, event_json FROM events;
 
 COMMENT ON VIEW kineto_events IS 'The events of the Kineto trace (--format kineto), one JSON event object per row, with the rank whose file it goes to.';
 COMMENT ON COLUMN kineto_events.rank IS 'The rank (kineto_ranks.rank) whose file holds the event.';
+COMMENT ON COLUMN kineto_events.event_order IS 'Place of the event in its file: 1 X events HTA pairs by correlation, 2 other X and i events, 3 flows, 4 metadata.';
+COMMENT ON COLUMN kineto_events.order_key IS 'Order inside event_order: the correlation id (1), the start in ns after baseTimeNanoseconds (2, 3); NULL for metadata.';
 COMMENT ON COLUMN kineto_events.event_json IS 'The event as a JSON object (text, no separator).';
