@@ -88,7 +88,8 @@ class Options:
     database: bool = True  # also write NAME.duckdb (the pipeline's views and tables)
     # split the JSON past this many bytes (--max-json-size)
     max_json_bytes: int = int(pipeline.DEFAULT_OPTIONS["max_json_bytes"])
-    window: tuple[float | None, float | None] | None = None  # --window START:END, s after ts 0
+    # --window START:END, seconds after the trace's first event
+    window: tuple[float | None, float | None] | None = None
     devices: tuple[int, ...] = ()  # --devices 0,3 (empty: every device)
     # --format: which traces are written (the Parquet and NAME.duckdb always):
     # perfetto (NAME.perfetto.json.gz), kineto (NAME.kineto/, sql/60_kineto) or both
@@ -130,6 +131,7 @@ class Result:
     export_info: dict = field(default_factory=dict)  # read_export_info()
     notes: list[str] = field(default_factory=list)  # one sentence each, for the summary
     source_sha256: str = ""  # of the report/.sqlite (manifest.Fingerprint)
+    window: dict | None = None  # read_window(): what --window selected (None without it)
 
 
 Progress = Callable[[str, float | None], None]
@@ -803,6 +805,7 @@ def _convert_locked(
             summary = [(m, v) for _, m, v in con.execute("SELECT * FROM trace_summary").fetchall()]
             summary += con.execute("SELECT metric, value FROM trace_split_summary").fetchall()
             base_ns = con.execute("SELECT base_ns FROM trace_base").fetchall()[0][0]
+            window = read_window(con)
             export_info = read_export_info(con)
             too_new = export_info.pop("_not_in_schema")
             notes.filled_columns = [c for c in notes.filled_columns if c not in too_new]
@@ -925,6 +928,7 @@ def _convert_locked(
             source_sha256=fingerprint.sha256,
             checks=len(checked.checks) if checked else 0,
             file_validated=file_validated,
+            window=window,
         )
     finally:
         if con is not None:
@@ -947,6 +951,17 @@ def _timed(timings: list[pipeline.StageTiming], label: str):
 
 def _lines(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:400]
+
+
+def read_window(con: duckdb.DuckDBPyConnection) -> dict | None:
+    """What ``--window`` selected (the ``trace_window`` row: the window in
+    UTC-epoch ns and after the trace's first event, the slices it holds),
+    or None without ``--window``."""
+    cur = con.execute("SELECT * FROM trace_window")
+    rows = cur.fetchall()
+    if not rows:
+        return None
+    return dict(zip([d[0] for d in cur.description], rows[0], strict=True))
 
 
 def read_export_info(con: duckdb.DuckDBPyConnection) -> dict:

@@ -42,6 +42,7 @@ from .convert import (
     _os_failure,
     make_workspace_dir,
     open_database,
+    read_window,
     up_to_date,
     writes_kineto,
     writes_perfetto,
@@ -108,7 +109,7 @@ class MergeOptions:
     merged trace's ``--max-json-size`` (bytes of uncompressed JSON);
     ``window``/``devices``: ``--window``/``--devices`` of the merged trace
     (the JSON holds the slices starting in the window, seconds after its
-    ts 0, and the homes of those device ids in every report; the Parquet
+    first event, and the homes of those device ids in every report; the Parquet
     and database stay whole).
     ``align``: ``utc`` (Nsight's UTC-epoch times, as ``nsys recipe``
     aligns reports) or ``start`` (each report's first event at the first
@@ -121,7 +122,7 @@ class MergeOptions:
     # --max-json-size of the merged trace (each report's own conversion
     # keeps convert.max_json_bytes)
     max_json_bytes: int = int(pipeline.DEFAULT_OPTIONS["max_json_bytes"])
-    # --window START:END (s after the merged trace's ts 0) and --devices
+    # --window START:END (s after the merged trace's first event) and --devices
     # (device ids, in every report) select what the merged JSON holds
     window: tuple[float | None, float | None] | None = None
     devices: tuple[int, ...] = ()
@@ -166,6 +167,7 @@ class MergeResult:
     checks: int
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)  # inputs left out, and why
+    window: dict | None = None  # convert.read_window(): what --window selected
 
 
 Progress = Callable[[str, float | None], None]
@@ -594,6 +596,7 @@ def _run_merge(
         if kineto is not None:
             summary += [("Kineto ranks", len(kineto.files)), ("Kineto events", kineto.events)]
         base_ns = con.execute("SELECT base_ns FROM trace_base").fetchall()[0][0]
+        window = read_window(con)
         reports = [
             ReportRow(*r)
             for r in con.execute(
@@ -651,6 +654,7 @@ def _run_merge(
         opts.align,
         checked is not None,
         len(checked.checks) if checked else 0,
+        window=window,
     )
 
 

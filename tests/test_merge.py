@@ -347,10 +347,8 @@ def test_window_selects_part_of_a_merged_job(tmp_path):
     holds rank 0's slices only; the Parquet stays whole."""
     # 100 s apart: a rank's thread states (SCHED_EVENTS) span ~10 s
     paths = [str(p) for p in rank_exports(tmp_path, 3, 100 * 10**9)]
-    whole = merge("job", paths, root=tmp_path / "ws")
-    first = min(r.first_ns for r in whole.reports)
-    start_s = (first - whole.base_ns) / 1e9
-    res = merge("job", paths, MergeOptions(window=(None, start_s + 50)), root=tmp_path / "ws")
+    # seconds after the merged trace's first event (rank 0's)
+    res = merge("job", paths, MergeOptions(window=(None, 50)), root=tmp_path / "ws")
     per_rank = dict(
         duckdb.execute(
             f"SELECT report_label, count(*) FROM read_parquet('{res.workspace.events_parquet}') "
@@ -360,7 +358,9 @@ def test_window_selects_part_of_a_merged_job(tmp_path):
     assert len(per_rank) == 3  # the Parquet holds every rank
     s, _flows, problems = perfetto_counts(res.workspace.json_gz, tmp_path)
     assert problems == 0
-    assert s == per_rank["rank 0"]
+    assert s == per_rank["rank 0"] == res.window["slices"]
+    first = min(r.first_ns + r.shift_ns for r in res.reports)
+    assert res.window["window_end_ns"] == first + 50 * 10**9
 
 
 def test_reports_of_one_name_in_two_folders_and_two_jobs_never_meet(tmp_path):
