@@ -237,7 +237,8 @@ trace_format_option = click.option(
     show_default=True,
     help="Which trace to write: perfetto (NAME.perfetto.json.gz), kineto (NAME.kineto/: "
     "one PyTorch-profiler (Kineto) trace per rank, for Holistic Trace Analysis) or "
-    "both; the Parquet and NAME.duckdb are always written.",
+    "both; the Parquet and NAME.duckdb are always written, and a capture with no GPU "
+    "work (no Kineto rank) gets the Perfetto trace instead of a Kineto one.",
 )
 
 

@@ -525,6 +525,42 @@ def writes_kineto(trace_format: str) -> bool:
     return trace_format in ("kineto", "both")
 
 
+# why a Kineto trace asked for is not written (chosen_traces)
+NO_KINETO_RANK = (
+    "no Kineto trace: no profiled process has GPU work (kernels, copies, memsets), "
+    "and a Kineto trace holds one rank per such process"
+)
+
+
+@dataclass
+class ChosenTraces:
+    """The traces a conversion or merge writes (:func:`chosen_traces`)."""
+
+    perfetto: bool
+    kineto: bool
+    notes: list[str]  # one sentence each, for the summary (why not as asked)
+
+
+def chosen_traces(con: duckdb.DuckDBPyConnection, trace_format: str) -> ChosenTraces:
+    """The traces to write for ``--format trace_format``, once the SQL stages
+    ran: as asked, except that a capture with no Kineto rank (``kineto_ranks``
+    empty: no process with GPU work) gets no Kineto trace but the Perfetto
+    trace (``both``: the Perfetto trace alone; ``kineto``: the Perfetto trace
+    instead, so the run still leaves a trace to open), with a note saying so.
+    The Parquet and NAME.duckdb are written whatever the format."""
+    perfetto, kineto = writes_perfetto(trace_format), writes_kineto(trace_format)
+    if not kineto or con.execute("SELECT count(*) FROM kineto_ranks").fetchall()[0][0]:
+        return ChosenTraces(perfetto, kineto, [])
+    also = "alone" if perfetto else "instead"
+    return ChosenTraces(True, False, [f"{NO_KINETO_RANK}; the Perfetto trace is written {also}"])
+
+
+def read_trace_notes(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The ``trace_notes`` sentences (what the capture lacks: GPU activity,
+    kernels), in print order."""
+    return [n for (n,) in con.execute("SELECT note FROM trace_notes ORDER BY ord").fetchall()]
+
+
 def make_workspace_dir(ws: Workspace) -> None:
     """Create the workspace folder (and its parents) if missing.
 
@@ -768,11 +804,13 @@ def _convert_locked(
                 timings.extend(checked.timings)
                 if watch.hit:
                     raise KeyboardInterrupt
+            traces = chosen_traces(con, opts.trace_format)
+            notes_out += [*read_trace_notes(con), *traces.notes]
             parts = [
                 p for (p,) in con.execute("SELECT part FROM trace_parts ORDER BY part").fetchall()
             ]
             jsons = [ws.json_gz] if len(parts) == 1 else [ws.json_part(p) for p in parts]
-            if not writes_perfetto(opts.trace_format):
+            if not traces.perfetto:
                 jsons = []  # --format kineto: no Perfetto JSON
             finals = [*jsons, ws.events_parquet, ws.kernel_dependencies]
             tmps = [writers.temp_path(f) for f in finals]
@@ -796,7 +834,7 @@ def _convert_locked(
                 rows = writers.write_parquet(con, "SELECT * FROM trace_slices", tmps[n_json])
                 writers.write_kernel_dependencies(tmps[n_json + 1])
             kineto = None
-            if writes_kineto(opts.trace_format):
+            if traces.kineto:
                 progress("writing the Kineto trace", None)
                 stage = "writing the Kineto trace"
                 with _timed(timings, "write Kineto JSON"):

@@ -40,12 +40,12 @@ from .convert import (
     Options,
     _lines,
     _os_failure,
+    chosen_traces,
     make_workspace_dir,
     open_database,
+    read_trace_notes,
     read_window,
     up_to_date,
-    writes_kineto,
-    writes_perfetto,
 )
 from .errors import InputError, NoEventsError, NsysDuckError, SqlStageError, WorkspaceError
 from .sources import is_export_dir, sql_string
@@ -425,7 +425,7 @@ def merge(
             f"{m}: {v}" for m, v in done[row.report].summary if str(m).startswith(NOTE_METRICS)
         ]
     result.failed = failed
-    result.notes = notes
+    result.notes = [*notes, *result.notes]  # inputs left out, then the trace's
     return result
 
 
@@ -558,9 +558,11 @@ def _run_merge(
             checked = checks_mod.run_checks(con, files, lambda v: progress(f"check {v}", None))
             if watch.hit:
                 raise KeyboardInterrupt
+        traces = chosen_traces(con, opts.trace_format)
+        notes = [*read_trace_notes(con), *traces.notes]
         parts = [p for (p,) in con.execute("SELECT part FROM trace_parts ORDER BY part").fetchall()]
         jsons = [ws.json_gz] if len(parts) == 1 else [ws.json_part(p) for p in parts]
-        if not writes_perfetto(opts.trace_format):
+        if not traces.perfetto:
             jsons = []  # --format kineto: no Perfetto JSON
         finals = [*jsons, ws.events_parquet, ws.kernel_dependencies]
         tmps = [tmp_dir / f.name for f in finals]
@@ -580,7 +582,7 @@ def _run_merge(
         )
         writers.write_kernel_dependencies(tmps[len(jsons) + 1])
         kineto = None
-        if writes_kineto(opts.trace_format):
+        if traces.kineto:
             stage = "writing the Kineto trace"
             progress("writing the Kineto trace", None)
             kineto = writers.write_kineto_json(con, tmp_dir / ws.kineto_dir.name)
@@ -654,6 +656,7 @@ def _run_merge(
         opts.align,
         checked is not None,
         len(checked.checks) if checked else 0,
+        notes=notes,
         window=window,
     )
 
