@@ -1107,7 +1107,8 @@ MERGE_ROWS_SHOWN = 40  # reports listed in the merge summary (all: SELECT * FROM
 
 def print_merge_summary(res) -> None:
     """The merge's summary: alignment, one line per report (label, how its
-    conversion went, its first event after the merged ts 0 and the shift
+    conversion went, its first event in seconds after the merged trace's
+    first event, the 0 of ui.perfetto.dev and of --window, and the shift
     applied, slices), the summed counts, the files; last line: the JSON path."""
     out = click.echo
     n = len(res.reports)
@@ -1120,15 +1121,14 @@ def print_merge_summary(res) -> None:
         out("time alignment: first events (--align start: each report shifted to the first)")
     out(f"time base (epoch_ns): {res.base_ns}")
     print_window(res.window)
+    origin = res.first_ns if res.first_ns is not None else res.base_ns
     width = min(max(6, *(len(r.label) for r in res.reports)), 40)
     out(f"  {'report':<{width}}  {'conversion':<10}  {'first event':>16}  {'shift ns':>20}  slices")
     rows = res.reports
     shown = rows if len(rows) <= MERGE_ROWS_SHOWN else rows[: MERGE_ROWS_SHOWN // 2]
     for r in shown:
         first = (
-            f"{(r.first_ns + r.shift_ns - res.base_ns) / 1e9:.6f} s"
-            if r.first_ns is not None
-            else "-"
+            f"{(r.first_ns + r.shift_ns - origin) / 1e9:.6f} s" if r.first_ns is not None else "-"
         )
         out(f"  {r.label:<{width}}  {r.status:<10}  {first:>16}  {r.shift_ns:>20,}  {r.slices:,}")
     for r in rows:

@@ -168,6 +168,7 @@ class MergeResult:
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)  # inputs left out, and why
     window: dict | None = None  # convert.read_window(): what --window selected
+    first_ns: int | None = None  # trace_base.first_ns: the merged trace's first event
 
 
 Progress = Callable[[str, float | None], None]
@@ -597,7 +598,7 @@ def _run_merge(
         ]
         if kineto is not None:
             summary += [("Kineto ranks", len(kineto.files)), ("Kineto events", kineto.events)]
-        base_ns = con.execute("SELECT base_ns FROM trace_base").fetchall()[0][0]
+        base_ns, first_ns = con.execute("SELECT base_ns, first_ns FROM trace_base").fetchall()[0]
         window = read_window(con)
         reports = [
             ReportRow(*r)
@@ -658,6 +659,7 @@ def _run_merge(
         len(checked.checks) if checked else 0,
         notes=notes,
         window=window,
+        first_ns=first_ns,
     )
 
 
