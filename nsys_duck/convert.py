@@ -843,7 +843,7 @@ def _convert_locked(
             summary = [(m, v) for _, m, v in con.execute("SELECT * FROM trace_summary").fetchall()]
             summary += con.execute("SELECT metric, value FROM trace_split_summary").fetchall()
             base_ns = con.execute("SELECT base_ns FROM trace_base").fetchall()[0][0]
-            window = read_window(con)
+            window = read_window(con) if opts.window else None  # (it counts slices)
             export_info = read_export_info(con)
             too_new = export_info.pop("_not_in_schema")
             notes.filled_columns = [c for c in notes.filled_columns if c not in too_new]

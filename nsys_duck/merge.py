@@ -599,7 +599,7 @@ def _run_merge(
         if kineto is not None:
             summary += [("Kineto ranks", len(kineto.files)), ("Kineto events", kineto.events)]
         base_ns, first_ns = con.execute("SELECT base_ns, first_ns FROM trace_base").fetchall()[0]
-        window = read_window(con)
+        window = read_window(con) if opts.window else None  # (it counts slices)
         reports = [
             ReportRow(*r)
             for r in con.execute(
