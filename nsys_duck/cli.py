@@ -58,6 +58,48 @@ def print_metrics(summary: list[tuple[str, object]]) -> None:
         )
 
 
+def seconds_text(ns: int) -> str:
+    """Integer ns as seconds with the digits needed: 500000000 -> '0.5'."""
+    whole, frac = divmod(abs(ns), 10**9)
+    return ("-" if ns < 0 else "") + f"{whole}.{frac:09d}".rstrip("0").rstrip(".")
+
+
+def window_line(window: dict) -> str:
+    """The summary line of ``--window`` (a ``trace_window`` row): the window
+    in UTC-epoch ns and in seconds after the trace's first event (the 0 of
+    ui.perfetto.dev), and the slices it holds."""
+    lo, hi = window["window_start_ns"], window["window_end_ns"]
+    start = seconds_text(window["start_after_first_ns"]) if lo is not None else "start"
+    end = seconds_text(window["end_after_first_ns"]) if hi is not None else "end"
+    return (
+        f"window: [{lo if lo is not None else 'start'}, {hi if hi is not None else 'end'}) "
+        f"UTC-epoch ns = [{start}, {end}) s after the first event ({window['first_ns']} ns); "
+        f"{window['slices']:,} slices"
+    )
+
+
+def window_warning(window: dict | None) -> str | None:
+    """One line when ``--window`` selects no slice, saying where the slices
+    are; None otherwise (also without ``--window``)."""
+    if window is None or window["slices"]:
+        return None
+    last = seconds_text(window["last_start_ns"] - window["first_ns"])
+    return (
+        "warning: --window selects no slice: the trace's slices start from 0 s to "
+        f"{last} s after its first event ({window['first_ns']} ns)"
+    )
+
+
+def print_window(window: dict | None) -> None:
+    """The ``--window`` line of a summary (stdout) and its warning (stderr)."""
+    if window is None:
+        return
+    click.echo(window_line(window))
+    warning = window_warning(window)
+    if warning:
+        _fail(None, warning)
+
+
 def print_summary(res: Result, timings: bool) -> None:
     """The contract's summary; the last line is the absolute JSON path."""
     out = click.echo
@@ -95,6 +137,7 @@ def print_summary(res: Result, timings: bool) -> None:
     if res.added_sql:
         out("SQL added by --sql-dir: " + ", ".join(res.added_sql))
     out(f"time base (epoch_ns): {res.base_ns}")
+    print_window(res.window)
     print_metrics(res.summary)
     if res.validated:
         also = " and the JSON file validator" if res.file_validated else ""
@@ -153,7 +196,8 @@ def parse_size(text: str, option: str) -> int:
 
 
 def parse_window(text: str | None) -> tuple[float | None, float | None] | None:
-    """``'START:END'`` (seconds after ts 0; a side may be empty) as a pair.
+    """``'START:END'`` (seconds after the trace's first event; a side may be
+    empty) as a pair.
     Raises click.BadParameter."""
     if text is None:
         return None
@@ -164,7 +208,7 @@ def parse_window(text: str | None) -> tuple[float | None, float | None] | None:
         pair = None
     if not sep or pair is None or pair == (None, None) or (None not in pair and pair[1] <= pair[0]):
         raise click.BadParameter(
-            f"{text!r}: give START:END in seconds after the trace start, END > START "
+            f"{text!r}: give START:END in seconds after the trace's first event, END > START "
             "(e.g. 2.5:4 or 10:)",
             param_hint="--window",
         )
@@ -193,7 +237,8 @@ trace_format_option = click.option(
     show_default=True,
     help="Which trace to write: perfetto (NAME.perfetto.json.gz), kineto (NAME.kineto/: "
     "one PyTorch-profiler (Kineto) trace per rank, for Holistic Trace Analysis) or "
-    "both; the Parquet and NAME.duckdb are always written.",
+    "both; the Parquet and NAME.duckdb are always written, and a capture with no GPU "
+    "work (no Kineto rank) gets the Perfetto trace instead of a Kineto one.",
 )
 
 
@@ -293,8 +338,8 @@ def _terminate(signum, frame):
     "--window",
     "window",
     metavar="START:END",
-    help="Only slices starting in this window, seconds after the trace's ts 0 "
-    "(either side may be empty: 2.5: or :10).",
+    help="Only slices starting in this window, seconds after the trace's first event "
+    "(where ui.perfetto.dev shows 0; either side may be empty: 2.5: or :10).",
 )
 @click.option(
     "--devices",
@@ -954,7 +999,8 @@ def sql_files_cmd(dest, force):
     "--window",
     "window",
     metavar="START:END",
-    help="Only slices starting in this window, seconds after the merged trace's ts 0.",
+    help="Only slices starting in this window, seconds after the merged trace's first "
+    "event (where ui.perfetto.dev shows 0).",
 )
 @click.option(
     "--devices",
@@ -1070,7 +1116,8 @@ def rank_line(r) -> str:
 
 def print_merge_summary(res) -> None:
     """The merge's summary: alignment, one line per report (label, how its
-    conversion went, its first CUDA/NVTX event after the merged ts 0 and the
+    conversion went, its first CUDA/NVTX event in seconds after the merged
+    trace's first event, the 0 of ui.perfetto.dev and of --window, and the
     shift applied, slices), how each report's rank was decided, the summed
     counts, the files; last line: the JSON path."""
     out = click.echo
@@ -1086,6 +1133,8 @@ def print_merge_summary(res) -> None:
             "its first kernel, copy, CUDA API call or NVTX range lies at the first report's)"
         )
     out(f"time base (epoch_ns): {res.base_ns}")
+    print_window(res.window)
+    origin = res.first_ns if res.first_ns is not None else res.base_ns
     width = min(max(6, *(len(r.label) for r in res.reports)), 40)
     first_col = "first CUDA/NVTX"
     out(f"  {'report':<{width}}  {'conversion':<10}  {first_col:>16}  {'shift ns':>20}  slices")
@@ -1093,7 +1142,7 @@ def print_merge_summary(res) -> None:
     shown = rows if len(rows) <= MERGE_ROWS_SHOWN else rows[: MERGE_ROWS_SHOWN // 2]
     for r in shown:
         first = (
-            f"{(r.align_ns + r.shift_ns - res.base_ns) / 1e9:.6f} s"
+            f"{(r.align_ns + r.shift_ns - origin) / 1e9:.6f} s"
             if r.align_ns is not None
             else "-"
         )

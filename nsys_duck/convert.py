@@ -88,7 +88,8 @@ class Options:
     database: bool = True  # also write NAME.duckdb (the pipeline's views and tables)
     # split the JSON past this many bytes (--max-json-size)
     max_json_bytes: int = int(pipeline.DEFAULT_OPTIONS["max_json_bytes"])
-    window: tuple[float | None, float | None] | None = None  # --window START:END, s after ts 0
+    # --window START:END, seconds after the trace's first event
+    window: tuple[float | None, float | None] | None = None
     devices: tuple[int, ...] = ()  # --devices 0,3 (empty: every device)
     # --format: which traces are written (the Parquet and NAME.duckdb always):
     # perfetto (NAME.perfetto.json.gz), kineto (NAME.kineto/, sql/60_kineto) or both
@@ -130,6 +131,7 @@ class Result:
     export_info: dict = field(default_factory=dict)  # read_export_info()
     notes: list[str] = field(default_factory=list)  # one sentence each, for the summary
     source_sha256: str = ""  # of the report/.sqlite (manifest.Fingerprint)
+    window: dict | None = None  # read_window(): what --window selected (None without it)
 
 
 Progress = Callable[[str, float | None], None]
@@ -523,6 +525,42 @@ def writes_kineto(trace_format: str) -> bool:
     return trace_format in ("kineto", "both")
 
 
+# why a Kineto trace asked for is not written (chosen_traces)
+NO_KINETO_RANK = (
+    "no Kineto trace: no profiled process has GPU work (kernels, copies, memsets), "
+    "and a Kineto trace holds one rank per such process"
+)
+
+
+@dataclass
+class ChosenTraces:
+    """The traces a conversion or merge writes (:func:`chosen_traces`)."""
+
+    perfetto: bool
+    kineto: bool
+    notes: list[str]  # one sentence each, for the summary (why not as asked)
+
+
+def chosen_traces(con: duckdb.DuckDBPyConnection, trace_format: str) -> ChosenTraces:
+    """The traces to write for ``--format trace_format``, once the SQL stages
+    ran: as asked, except that a capture with no Kineto rank (``kineto_ranks``
+    empty: no process with GPU work) gets no Kineto trace but the Perfetto
+    trace (``both``: the Perfetto trace alone; ``kineto``: the Perfetto trace
+    instead, so the run still leaves a trace to open), with a note saying so.
+    The Parquet and NAME.duckdb are written whatever the format."""
+    perfetto, kineto = writes_perfetto(trace_format), writes_kineto(trace_format)
+    if not kineto or con.execute("SELECT count(*) FROM kineto_ranks").fetchall()[0][0]:
+        return ChosenTraces(perfetto, kineto, [])
+    also = "alone" if perfetto else "instead"
+    return ChosenTraces(True, False, [f"{NO_KINETO_RANK}; the Perfetto trace is written {also}"])
+
+
+def read_trace_notes(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The ``trace_notes`` sentences (what the capture lacks: GPU activity,
+    kernels), in print order."""
+    return [n for (n,) in con.execute("SELECT note FROM trace_notes ORDER BY ord").fetchall()]
+
+
 def make_workspace_dir(ws: Workspace) -> None:
     """Create the workspace folder (and its parents) if missing.
 
@@ -766,11 +804,13 @@ def _convert_locked(
                 timings.extend(checked.timings)
                 if watch.hit:
                     raise KeyboardInterrupt
+            traces = chosen_traces(con, opts.trace_format)
+            notes_out += [*read_trace_notes(con), *traces.notes]
             parts = [
                 p for (p,) in con.execute("SELECT part FROM trace_parts ORDER BY part").fetchall()
             ]
             jsons = [ws.json_gz] if len(parts) == 1 else [ws.json_part(p) for p in parts]
-            if not writes_perfetto(opts.trace_format):
+            if not traces.perfetto:
                 jsons = []  # --format kineto: no Perfetto JSON
             finals = [*jsons, ws.events_parquet, ws.kernel_dependencies]
             tmps = [writers.temp_path(f) for f in finals]
@@ -794,7 +834,7 @@ def _convert_locked(
                 rows = writers.write_parquet(con, "SELECT * FROM trace_slices", tmps[n_json])
                 writers.write_kernel_dependencies(tmps[n_json + 1])
             kineto = None
-            if writes_kineto(opts.trace_format):
+            if traces.kineto:
                 progress("writing the Kineto trace", None)
                 stage = "writing the Kineto trace"
                 with _timed(timings, "write Kineto JSON"):
@@ -803,6 +843,7 @@ def _convert_locked(
             summary = [(m, v) for _, m, v in con.execute("SELECT * FROM trace_summary").fetchall()]
             summary += con.execute("SELECT metric, value FROM trace_split_summary").fetchall()
             base_ns = con.execute("SELECT base_ns FROM trace_base").fetchall()[0][0]
+            window = read_window(con) if opts.window else None  # (it counts slices)
             export_info = read_export_info(con)
             too_new = export_info.pop("_not_in_schema")
             notes.filled_columns = [c for c in notes.filled_columns if c not in too_new]
@@ -925,6 +966,7 @@ def _convert_locked(
             source_sha256=fingerprint.sha256,
             checks=len(checked.checks) if checked else 0,
             file_validated=file_validated,
+            window=window,
         )
     finally:
         if con is not None:
@@ -947,6 +989,17 @@ def _timed(timings: list[pipeline.StageTiming], label: str):
 
 def _lines(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:400]
+
+
+def read_window(con: duckdb.DuckDBPyConnection) -> dict | None:
+    """What ``--window`` selected (the ``trace_window`` row: the window in
+    UTC-epoch ns and after the trace's first event, the slices it holds),
+    or None without ``--window``."""
+    cur = con.execute("SELECT * FROM trace_window")
+    rows = cur.fetchall()
+    if not rows:
+        return None
+    return dict(zip([d[0] for d in cur.description], rows[0], strict=True))
 
 
 def read_export_info(con: duckdb.DuckDBPyConnection) -> dict:

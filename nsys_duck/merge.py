@@ -40,11 +40,12 @@ from .convert import (
     Options,
     _lines,
     _os_failure,
+    chosen_traces,
     make_workspace_dir,
     open_database,
+    read_trace_notes,
+    read_window,
     up_to_date,
-    writes_kineto,
-    writes_perfetto,
 )
 from .errors import InputError, NoEventsError, NsysDuckError, SqlStageError, WorkspaceError
 from .sources import is_export_dir, sql_string
@@ -109,7 +110,7 @@ class MergeOptions:
     merged trace's ``--max-json-size`` (bytes of uncompressed JSON);
     ``window``/``devices``: ``--window``/``--devices`` of the merged trace
     (the JSON holds the slices starting in the window, seconds after its
-    ts 0, and the homes of those device ids in every report; the Parquet
+    first event, and the homes of those device ids in every report; the Parquet
     and database stay whole).
     ``align``: ``utc`` (Nsight's UTC-epoch times, as ``nsys recipe``
     aligns reports) or ``start`` (each report's first event at the first
@@ -122,7 +123,7 @@ class MergeOptions:
     # --max-json-size of the merged trace (each report's own conversion
     # keeps convert.max_json_bytes)
     max_json_bytes: int = int(pipeline.DEFAULT_OPTIONS["max_json_bytes"])
-    # --window START:END (s after the merged trace's ts 0) and --devices
+    # --window START:END (s after the merged trace's first event) and --devices
     # (device ids, in every report) select what the merged JSON holds
     window: tuple[float | None, float | None] | None = None
     devices: tuple[int, ...] = ()
@@ -172,6 +173,8 @@ class MergeResult:
     checks: int
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)  # inputs left out, and why
+    window: dict | None = None  # convert.read_window(): what --window selected
+    first_ns: int | None = None  # trace_base.first_ns: the merged trace's first event
 
 
 Progress = Callable[[str, float | None], None]
@@ -429,7 +432,7 @@ def merge(
             f"{m}: {v}" for m, v in done[row.report].summary if str(m).startswith(NOTE_METRICS)
         ]
     result.failed = failed
-    result.notes = notes
+    result.notes = [*notes, *result.notes]  # inputs left out, then the trace's
     return result
 
 
@@ -565,9 +568,11 @@ def _run_merge(
             checked = checks_mod.run_checks(con, files, lambda v: progress(f"check {v}", None))
             if watch.hit:
                 raise KeyboardInterrupt
+        traces = chosen_traces(con, opts.trace_format)
+        notes = [*read_trace_notes(con), *traces.notes]
         parts = [p for (p,) in con.execute("SELECT part FROM trace_parts ORDER BY part").fetchall()]
         jsons = [ws.json_gz] if len(parts) == 1 else [ws.json_part(p) for p in parts]
-        if not writes_perfetto(opts.trace_format):
+        if not traces.perfetto:
             jsons = []  # --format kineto: no Perfetto JSON
         finals = [*jsons, ws.events_parquet, ws.kernel_dependencies]
         tmps = [tmp_dir / f.name for f in finals]
@@ -587,7 +592,7 @@ def _run_merge(
         )
         writers.write_kernel_dependencies(tmps[len(jsons) + 1])
         kineto = None
-        if writes_kineto(opts.trace_format):
+        if traces.kineto:
             stage = "writing the Kineto trace"
             progress("writing the Kineto trace", None)
             kineto = writers.write_kineto_json(con, tmp_dir / ws.kineto_dir.name)
@@ -602,7 +607,8 @@ def _run_merge(
         ]
         if kineto is not None:
             summary += [("Kineto ranks", len(kineto.files)), ("Kineto events", kineto.events)]
-        base_ns = con.execute("SELECT base_ns FROM trace_base").fetchall()[0][0]
+        base_ns, first_ns = con.execute("SELECT base_ns, first_ns FROM trace_base").fetchall()[0]
+        window = read_window(con) if opts.window else None  # (it counts slices)
         reports = [
             ReportRow(*r)
             for r in con.execute(
@@ -660,6 +666,9 @@ def _run_merge(
         opts.align,
         checked is not None,
         len(checked.checks) if checked else 0,
+        notes=notes,
+        window=window,
+        first_ns=first_ns,
     )
 
 

@@ -145,7 +145,7 @@ DEFAULT_OPTIONS: dict[str, object] = {
     # --max-json-size: what ui.perfetto.dev opens (README, "Traces that open":
     # the importer takes 2-2.2x the JSON's size in memory, the browser ~2 GB)
     "max_json_bytes": 800_000_000,
-    "window_start_s": None,  # --window START:END, seconds after ts 0
+    "window_start_s": None,  # --window START:END, seconds after the first event
     "window_end_s": None,
     "devices": [],  # --devices 0,3
     # the CPU-side sources drawn (sql/05_domain/cpu_trace_sources.sql);

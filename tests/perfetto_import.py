@@ -21,9 +21,11 @@ The binary: ``$NSYS_DUCK_TRACE_PROCESSOR``, else
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -207,6 +209,34 @@ def _finish(proc: subprocess.Popen, t0: float) -> Imported:
         logs,
         seconds,
     )
+
+
+def query(json_gz: Path, sql: str, binary: Path | None = None) -> list[dict[str, str]]:
+    """Rows of one SELECT on the trace as Perfetto imports it (its tables:
+    slice, args, flow, thread, process, trace_bounds...), each a dict of the
+    CSV cells trace_processor_shell prints (text; ``[NULL]`` for NULL).
+    Raises ImportFailed when the importer is missing or the query fails."""
+    binary = binary or find_binary()
+    if binary is None:
+        raise ImportFailed(missing_message())
+    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
+        f.write(sql.rstrip().rstrip(";") + ";\n")
+    try:
+        proc = subprocess.run(
+            [str(binary), "-q", f.name, str(json_gz)],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            stdin=subprocess.DEVNULL,
+            timeout=TIMEOUT,
+        )
+    finally:
+        os.unlink(f.name)
+    if proc.returncode != 0:
+        last = [line for line in proc.stderr.splitlines() if line.strip()][-3:]
+        raise ImportFailed(f"trace_processor_shell: {' | '.join(last) or proc.returncode}")
+    lines = proc.stdout.strip().splitlines()
+    return list(csv.DictReader(lines))
 
 
 # --- the check -----------------------------------------------------------------

@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import contract
+import perfetto_import
 from conftest import EPOCH, REPORTS, gtid, load_events, make_export
 from nsys_duck.convert import Options, convert
 from paths import NEWER
@@ -468,11 +469,12 @@ def test_missing_columns_and_enum_tables_leave_members_out(tmp_path):
 
 def test_nvtx_payload_of_every_type(tmp_path):
     """Each member of the payload union becomes args.payload with its own
-    JSON type: integers exact (2^64 - 1 too), floats as numbers (NaN as a
-    string), JSON text (inline or a registered string) as a string."""
+    JSON type: integers exact (a uint64 past int64 as its digits in a
+    string), floats as numbers (NaN as a string), JSON text (inline or a
+    registered string) as a string."""
     thread = gtid(100, 101)
     payloads = [
-        ("u64", {"uint64Value": 2**64 - 1}, 2**64 - 1),
+        ("u64", {"uint64Value": 2**64 - 1}, str(2**64 - 1)),
         ("i64", {"int64Value": -42}, -42),
         ("dbl", {"doubleValue": 2.5}, Decimal("2.5")),
         ("nan", {"doubleValue": float("nan")}, "nan"),
@@ -512,3 +514,51 @@ def test_nvtx_payload_of_every_type(tmp_path):
     assert "payload" not in next(e["args"] for e in events if e.get("name") == "none")
     missing = dict(res.summary).get("export columns missing (read as NULL)", "")
     assert "Value" not in missing and "jsonText" not in missing
+
+
+def test_uint64_payloads_past_int64_show_their_exact_value_in_perfetto(tmp_path):
+    """NVTX_EVENTS.uint64Value (UBIGINT) 2^63 and 2^64 - 1 imported into
+    Perfetto as -9.2e18 and -1.0 when written as JSON numbers (its reader
+    wraps numbers past int64): they are written as decimal strings, while
+    2^63 - 1 and 0 stay numbers; Perfetto's args table holds each value
+    exactly."""
+    if perfetto_import.find_binary() is None:
+        pytest.skip(perfetto_import.missing_message())
+    values = {"p63": 2**63, "p64m1": 2**64 - 1, "p63m1": 2**63 - 1, "zero": 0}
+    rows = [
+        {
+            "start": EPOCH + 100 * (i + 1),
+            "end": EPOCH + 100 * (i + 1) + 50,
+            "eventType": 59,
+            "text": text,
+            "globalTid": gtid(100, 101),
+            "domainId": 0,
+            "uint64Value": v,
+        }
+        for i, (text, v) in enumerate(values.items())
+    ]
+    res, events, _ = _convert(
+        tmp_path,
+        {"StringIds": STRINGS, "NVTX_EVENTS": []},
+        extra=[("NVTX_EVENTS", NVTX_TYPES, rows)],
+    )
+    got = {
+        r["name"]: (r["value_type"], r["display_value"])
+        for r in perfetto_import.query(
+            res.workspace.json_gz,
+            "SELECT s.name, a.value_type, a.display_value FROM slice AS s "
+            "JOIN args AS a USING (arg_set_id) WHERE s.category = 'nvtx' "
+            "AND a.key = 'args.payload'",
+        )
+    }
+    assert got == {
+        "p63": ("string", "9223372036854775808"),
+        "p64m1": ("string", "18446744073709551615"),
+        "p63m1": ("int", "9223372036854775807"),
+        "zero": ("int", "0"),
+    }
+    # numbers while they fit in int64, the digits in a string past it
+    written = {
+        e["name"]: e["args"]["payload"] for e in events if e.get("cat") == "nvtx" and e["ph"] == "B"
+    }
+    assert written == {"p63": str(2**63), "p64m1": str(2**64 - 1), "p63m1": 2**63 - 1, "zero": 0}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import pytest
 
 import multirank
 from conftest import register_trace
+from nsys_duck.cli import print_merge_summary
 from nsys_duck.convert import Options, convert
 from nsys_duck.errors import InputError
 from nsys_duck.merge import MergeOptions, merge
@@ -342,15 +344,13 @@ def test_the_merge_semantics_are_sql_a_user_can_edit(tmp_path):
     assert all(n.startswith(("node 0 · ", "node 1 · ")) for n in names), names
 
 
-def test_window_selects_part_of_a_merged_job(tmp_path):
+def test_window_selects_part_of_a_merged_job(tmp_path, capsys):
     """--window on a merge: ranks 100 s apart, a window over the first 50 s
     holds rank 0's slices only; the Parquet stays whole."""
     # 100 s apart: a rank's thread states (SCHED_EVENTS) span ~10 s
     paths = [str(p) for p in rank_exports(tmp_path, 3, 100 * 10**9)]
-    whole = merge("job", paths, root=tmp_path / "ws")
-    first = min(r.first_ns for r in whole.reports)
-    start_s = (first - whole.base_ns) / 1e9
-    res = merge("job", paths, MergeOptions(window=(None, start_s + 50)), root=tmp_path / "ws")
+    # seconds after the merged trace's first event (rank 0's)
+    res = merge("job", paths, MergeOptions(window=(None, 50)), root=tmp_path / "ws")
     per_rank = dict(
         duckdb.execute(
             f"SELECT report_label, count(*) FROM read_parquet('{res.workspace.events_parquet}') "
@@ -360,7 +360,19 @@ def test_window_selects_part_of_a_merged_job(tmp_path):
     assert len(per_rank) == 3  # the Parquet holds every rank
     s, _flows, problems = perfetto_counts(res.workspace.json_gz, tmp_path)
     assert problems == 0
-    assert s == per_rank["rank 0"]
+    assert s == per_rank["rank 0"] == res.window["slices"]
+    first = min(r.first_ns + r.shift_ns for r in res.reports)
+    assert res.window["window_end_ns"] == first + 50 * 10**9 and res.first_ns == first
+    # the summary: the window, and each report's first event after the
+    # merged trace's first event (rank k at k * 100 s)
+    print_merge_summary(res)
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        f"window: [start, {first + 50 * 10**9}) UTC-epoch ns = [start, 50) s after the "
+        in "\n".join(out)
+    )
+    firsts = [re.search(r" (\d+\.\d{6}) s ", line)[1] for line in out if line.startswith("  rank ")]
+    assert firsts == ["0.000000", "100.000000", "200.000000"], out
 
 
 def test_reports_of_one_name_in_two_folders_and_two_jobs_never_meet(tmp_path):

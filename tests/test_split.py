@@ -19,6 +19,8 @@ from nsys_duck.errors import NsysDuckError
 from tests.paths import NEWER, REPORTS
 
 RODINIA = REPORTS / "rodinia_gaussian_8k_kernels" / "parquet"
+# its first event lies 0.83 s after the time base (JSON ts 0)
+PYTORCH = REPORTS / "pytorch_nvtx_profiling" / "parquet"
 TWO_GPUS = NEWER / "nsysai_h100_2gpu_1s" / "nsysai_h100_2gpu_1s.sqlite"
 LIMIT = 2_000_000  # bytes of JSON per part: rodinia's 15 MB make ~9 parts
 
@@ -122,26 +124,85 @@ def test_converting_again_unsplit_removes_the_parts(split, tmp_path):
 
 
 def test_window_keeps_the_slices_starting_in_it(whole, tmp_path):
-    base = whole.base_ns
-    lo_ns, hi_ns = duckdb.execute(
-        f"SELECT quantile_disc(start_ns, 0.3), quantile_disc(start_ns, 0.6) "
+    """--window counts seconds from the trace's first event (the earliest
+    slice start, where Perfetto starts the trace), not from the time base."""
+    first, lo_ns, hi_ns = duckdb.execute(
+        f"SELECT min(start_ns), quantile_disc(start_ns, 0.3), quantile_disc(start_ns, 0.6) "
         f"FROM '{whole.workspace.events_parquet}'"
     ).fetchall()[0]
-    start_s, end_s = (lo_ns - base) / 1e9, (hi_ns - base) / 1e9
+    start_s, end_s = (lo_ns - first) / 1e9, (hi_ns - first) / 1e9
     res = convert(
         RODINIA,
         Options(output_dir=tmp_path / "w", database=False, window=(start_s, end_s)),
     )
+    lo = first + round(start_s * 1e9)
+    hi = first + round(end_s * 1e9)
     starts = [e["ts"] for e in events(res.workspace.json_gz) if e["ph"] in ("X", "B", "i", "b")]
-    assert starts and min(starts) >= start_s * 1e6 - 1e-3 and max(starts) < end_s * 1e6
-    lo = base + round(start_s * 1e9)
-    hi = base + round(end_s * 1e9)
+    base = res.base_ns
+    assert starts and min(starts) * 1000 >= lo - base - 1 and max(starts) * 1000 < hi - base
     expected = duckdb.execute(
         f"SELECT count(*) FROM '{whole.workspace.events_parquet}' "
         f"WHERE start_ns >= {lo} AND start_ns < {hi}"
     ).fetchall()[0][0]
     slices, _, problems = perfetto_counts(res.workspace.json_gz, tmp_path)
-    assert problems == 0 and slices == expected
+    assert problems == 0 and slices == expected == res.window["slices"]
+
+
+def test_window_counts_from_the_first_event_as_perfetto_shows_it(tmp_path):
+    """pytorch_nvtx_profiling's first slice starts 0.83 s after the time
+    base: --window 0:0.5 holds the slices of the first 0.5 s after it (the
+    0 of ui.perfetto.dev; it selected nothing when counted from the base),
+    the summary prints the window in UTC-epoch ns, and Perfetto's slices
+    are those of the aligned Parquet starting in it."""
+    from click.testing import CliRunner
+
+    out = tmp_path / "w"
+    cli = CliRunner().invoke(
+        main, ["convert", str(PYTORCH), "-o", str(out), "--no-database", "--window", "0:0.5"]
+    )
+    assert cli.exit_code == 0, cli.output
+    parquet = out / "pytorch_nvtx_profiling.perfetto.parquet"  # every slice
+    first = duckdb.execute(f"SELECT min(start_ns) FROM '{parquet}'").fetchall()[0][0]
+    lo, hi = first, first + 500_000_000
+    want = duckdb.execute(
+        f"SELECT count(*) FROM '{parquet}' WHERE start_ns >= {lo} AND start_ns < {hi}"
+    ).fetchall()[0][0]
+    assert want > 1000
+    json_gz = out / "pytorch_nvtx_profiling.perfetto.json.gz"
+    got = perfetto_import.query(
+        json_gz,
+        "SELECT count(*) AS n, min(ts) AS lo, max(ts) AS hi, "
+        "(SELECT start_ts FROM trace_bounds) AS start FROM slice",
+    )[0]
+    base = int(
+        next(e for e in events(json_gz) if e.get("name") == "process_name")["args"]["epoch_ns"]
+    )
+    assert int(got["n"]) == want
+    assert int(got["start"]) == int(got["lo"]) == lo - base  # the window starts at the UI's 0
+    assert int(got["hi"]) < hi - base
+    line = f"window: [{lo}, {hi}) UTC-epoch ns = [0, 0.5) s after the first event ({first} ns); "
+    assert line + f"{want:,} slices" in cli.stdout.splitlines()
+    assert "warning" not in cli.stderr
+
+
+def test_a_window_past_the_end_warns_in_one_line(tmp_path):
+    """A window that selects no slice still converts, and says so on stderr."""
+    from click.testing import CliRunner
+
+    cli = CliRunner().invoke(
+        main,
+        ["convert", str(PYTORCH), "-o", str(tmp_path / "w"), "--no-database", "--window", "100:"],
+    )
+    assert cli.exit_code == 0, cli.output
+    warnings = [line for line in cli.stderr.splitlines() if "warning" in line]
+    assert warnings == [
+        "nsys-duck: warning: --window selects no slice: the trace's slices start from 0 s "
+        "to 3.644204843 s after its first event (1697235357827948789 ns)"
+    ]
+    assert any(
+        line.startswith("window: [1697235457827948789, end) ") for line in cli.stdout.splitlines()
+    )
+    assert cli.stdout.splitlines()[-1].endswith("pytorch_nvtx_profiling.perfetto.json.gz")
 
 
 @pytest.mark.skipif(not TWO_GPUS.exists(), reason="needs shared/data/newer")

@@ -18,6 +18,15 @@ CREATE OR REPLACE MACRO nsys_os_tid(global_id) AS
 CREATE OR REPLACE MACRO nsys_proc_key(global_id) AS
     CAST(CAST(global_id AS UBIGINT) >> 24 AS BIGINT);
 
+-- An unsigned 64-bit integer as the text of one JSON value that Perfetto
+-- reads back exactly: a number while it fits in int64, else its decimal
+-- digits as a string ("18446744073709551615"). Perfetto's JSON reader takes
+-- a number past int64 through a double whose int64 part wraps around
+-- (2^63 becomes -9.2e18, 2^64 - 1 becomes -1.0; perfetto-json.md 1.4).
+CREATE OR REPLACE MACRO json_uint64(v) AS
+    CASE WHEN try_cast(v AS BIGINT) IS NOT NULL THEN CAST(v AS VARCHAR)
+        ELSE to_json(CAST(v AS VARCHAR)) END;
+
 -- Integer ns (>= 0) as the exact JSON microsecond text the contract asks
 -- for: "<int>" when whole, else "<int>.<3 digits>". Never a float.
 CREATE OR REPLACE MACRO json_us(ns) AS

@@ -27,7 +27,9 @@
 -- NVTX_EVENTS union columns, nsys-tables.md 1.7) as the text of one JSON
 -- value, for args.payload: a number for uint64Value, int64Value,
 -- doubleValue, uint32Value, int32Value, floatValue (a NaN or infinite
--- float as the string "nan"/"inf", which JSON has no number for), a string
+-- float as the string "nan"/"inf", which JSON has no number for; a
+-- uint64Value past int64, 2^63 and up, as its decimal digits in a string,
+-- json_uint64: Perfetto would read such a number wrapped around), a string
 -- for jsonText or the StringIds text of jsonTextId (the JSON text as it
 -- is, not parsed); the first non-NULL member in that order (Nsight fills
 -- only the one of the payload's type); NULL when the event has no payload
@@ -102,7 +104,7 @@ SELECT
     kind.role AS nvtx_role,
     kind.range_kind,
     CASE
-        WHEN e.uint64Value IS NOT NULL THEN CAST(e.uint64Value AS VARCHAR)
+        WHEN e.uint64Value IS NOT NULL THEN json_uint64(e.uint64Value)
         WHEN e.int64Value IS NOT NULL THEN CAST(e.int64Value AS VARCHAR)
         WHEN e.doubleValue IS NOT NULL THEN CASE WHEN isfinite(e.doubleValue)
             THEN CAST(e.doubleValue AS VARCHAR)
@@ -150,4 +152,4 @@ COMMENT ON COLUMN stg_nvtx_events.domain_name IS 'Domain name: ''default'' for d
 COMMENT ON COLUMN stg_nvtx_events.message IS 'Text (StringIds via textId, else text); ''[unnamed]'' when empty or missing.';
 COMMENT ON COLUMN stg_nvtx_events.nvtx_role IS 'nvtx_event_types.role of the event type: range, mark, category, thread_name, domain; NULL for types no stage reads.';
 COMMENT ON COLUMN stg_nvtx_events.range_kind IS 'nvtx_event_types.range_kind: push_pop or start_end for ranges, else NULL.';
-COMMENT ON COLUMN stg_nvtx_events.payload_json IS 'The payload as the text of one JSON value (args.payload): a number (uint64Value, int64Value, doubleValue, uint32Value, int32Value, floatValue; NaN/inf as a string) or a string (jsonText, or jsonTextId via StringIds); NULL when there is none.';
+COMMENT ON COLUMN stg_nvtx_events.payload_json IS 'The payload as the text of one JSON value (args.payload): a number (uint64Value, int64Value, doubleValue, uint32Value, int32Value, floatValue; NaN/inf, and a uint64Value of 2^63 or more, as a string of its text) or a string (jsonText, or jsonTextId via StringIds); NULL when there is none.';

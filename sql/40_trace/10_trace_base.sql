@@ -11,6 +11,9 @@
 -- every emitted time. A trace longer than 2^42 us (50.9 days) cannot be
 -- shown exactly: the conversion is refused here with one sentence
 -- (error('refuse: ...'), see nsys_duck/pipeline.py).
+-- first_ns: the earliest slice start (every emitted time lies in a slice),
+-- which Perfetto takes as the trace's start (trace_bounds.start_ts) and
+-- ui.perfetto.dev shows as 0; --window counts from it (trace_selection).
 
 CREATE OR REPLACE TABLE trace_base AS
 WITH span AS (
@@ -26,7 +29,7 @@ origin AS (
                 THEN x.session_start_ns
             ELSE span.first_ns
         END AS origin_ns,
-        span.last_ns
+        span.first_ns, span.last_ns
     FROM span, stg_export_info AS x
 ),
 based AS (
@@ -35,7 +38,7 @@ based AS (
         -- keeps the sign of the dividend)
         origin_ns - (((origin_ns % 1000000000) + 1000000000) % 1000000000)
             AS base_ns,
-        last_ns
+        first_ns, last_ns
     FROM origin
 )
 SELECT
@@ -46,8 +49,10 @@ SELECT
                 || ' days, more than Perfetto can place exactly (2^42 us, '
                 || 'about 50.9 days); nothing was published')
         ELSE base_ns
-    END AS base_ns
+    END AS base_ns,
+    coalesce(first_ns, base_ns) AS first_ns
 FROM based;
 
 COMMENT ON TABLE trace_base IS 'The time origin of the JSON trace (one row).';
 COMMENT ON COLUMN trace_base.base_ns IS 'Time origin: JSON ts 0 in UTC-epoch ns (a whole second).';
+COMMENT ON COLUMN trace_base.first_ns IS 'The earliest slice start, UTC-epoch ns: where Perfetto starts the trace (the UI''s 0), the origin of --window; base_ns when there is no slice.';

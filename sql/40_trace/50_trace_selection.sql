@@ -3,9 +3,12 @@
 --
 -- Reads: trace_base, int_homes.
 -- Invariants: window_start_ns/window_end_ns are UTC-epoch ns (NULL: open),
--- from seconds after the capture start (trace_base.base_ns, ts 0 of the
--- trace); an event is in the window when the slice it belongs to starts in
--- [start, end). devices NULL keeps every home; a device list keeps the
+-- from seconds after the trace's first event (trace_base.first_ns, where
+-- Perfetto starts the trace and its UI shows 0; not base_ns, the JSON's ts
+-- 0, which lies before it: at the session start or a whole second), the
+-- first event of the whole trace also under --devices; an event is in the
+-- window when the slice it belongs to starts in [start, end). devices
+-- NULL keeps every home; a device list keeps the
 -- homes of those devices only (host homes of CPU-only processes are left
 -- out). A device the capture does not have is refused in one sentence.
 -- Template variables: window_start_s, window_end_s (numbers or None),
@@ -23,16 +26,16 @@ FROM (
 
 CREATE OR REPLACE TABLE trace_selection AS
 SELECT
-    {% if window_start_s is number %}base_ns
+    {% if window_start_s is number %}first_ns
         + CAST(round({{ window_start_s }} * 1e9) AS BIGINT)
     {% else %}CAST(NULL AS BIGINT){% endif %} AS window_start_ns,
-    {% if window_end_s is number %}base_ns
+    {% if window_end_s is number %}first_ns
         + CAST(round({{ window_end_s }} * 1e9) AS BIGINT)
     {% else %}CAST(NULL AS BIGINT){% endif %} AS window_end_ns,
     {% if devices %}[{{ devices | join(', ') }}]{% else %}CAST(NULL AS BIGINT[]){% endif %} AS devices
 FROM trace_base;
 
 COMMENT ON TABLE trace_selection IS 'The part of the capture the JSON trace holds (--window, --devices), one row.';
-COMMENT ON COLUMN trace_selection.window_start_ns IS 'Window start, UTC-epoch ns (--window START, seconds after ts 0); NULL: open.';
+COMMENT ON COLUMN trace_selection.window_start_ns IS 'Window start, UTC-epoch ns (--window START, seconds after the first event, trace_base.first_ns); NULL: open.';
 COMMENT ON COLUMN trace_selection.window_end_ns IS 'Window end (exclusive), UTC-epoch ns; NULL: open.';
 COMMENT ON COLUMN trace_selection.devices IS 'Devices whose homes are written (--devices); NULL: every home.';
