@@ -6,8 +6,9 @@
 -- from seconds after the capture start (trace_base.base_ns, ts 0 of the
 -- trace); an event is in the window when the slice it belongs to starts in
 -- [start, end). devices NULL keeps every home; a device list keeps the
--- homes of those devices only (host homes of CPU-only processes are left
--- out). A device the capture does not have is refused in one sentence.
+-- homes of those devices and the host processes that ran GPU work on them
+-- (trace_kept_pids). A device the capture does not have is refused in one
+-- sentence.
 -- Template variables: window_start_s, window_end_s (numbers or None),
 -- devices (list of integers, empty: all).
 
