@@ -266,3 +266,21 @@ def test_a_merge_keeps_each_ranks_host_processes(tmp_path):
         "raiderstream",
     }
     assert len(names) == 4
+
+
+def test_window_and_devices_apply_to_the_host_processes(alpa, tmp_path):
+    """alpa with --devices 1 --window 0:2: its python process (work on
+    devices 1 and 2) stays with the OS runtime calls starting in the first
+    2 s, each once; the process without GPU work is dropped."""
+    opts = Options(output_dir=tmp_path / "sel", database=False, devices=(1,), window=(0.0, 2.0))
+    res = convert(ALPA, opts)
+    names = {name for _, name in perfetto_rows(res.workspace.json_gz, PROCESSES, tmp_path)}
+    assert names == {"Device 1: NVIDIA GeForce RTX 3090", "python [69286]"}
+    rows = perfetto_rows(res.workspace.json_gz, CPU_SLICES, tmp_path)
+    start, end = alpa.base_ns, alpa.base_ns + 2 * 10**9
+    [(expected,)] = duckdb.execute(
+        f"SELECT count(*) FROM '{alpa.workspace.events_parquet}' WHERE cat = 'osrt' "
+        f"AND os_pid = 69286 AND start_ns >= {start} AND start_ns < {end}"
+    ).fetchall()
+    assert 6020 > len(rows) == expected > 0
+    assert {r[5] for r in rows} == {"python [69286]"}
