@@ -345,7 +345,10 @@ def _terminate(signum, frame):
     "--devices",
     "devices",
     metavar="0,3",
-    help="Only the tracks of these devices (their GPU rows and the CPU rows drawn under them).",
+    help=(
+        "Only the tracks of these devices (their GPU rows and the CPU rows drawn under them)"
+        " and the host processes that ran GPU work on them."
+    ),
 )
 @trace_format_option
 @cpu_side_options
@@ -1006,7 +1009,8 @@ def sql_files_cmd(dest, force):
     "--devices",
     "devices",
     metavar="0,3",
-    help="Only the tracks of these device ids, in every report.",
+    help="Only the tracks of these device ids, in every report, and the host processes"
+    " that ran GPU work on them.",
 )
 @click.option(
     "--no-checks",

@@ -110,8 +110,9 @@ class MergeOptions:
     merged trace's ``--max-json-size`` (bytes of uncompressed JSON);
     ``window``/``devices``: ``--window``/``--devices`` of the merged trace
     (the JSON holds the slices starting in the window, seconds after its
-    first event, and the homes of those device ids in every report; the Parquet
-    and database stay whole).
+    first event, and the homes of those device ids in every report with the
+    host processes that ran GPU work on them; the Parquet and database stay
+    whole).
     ``align``: ``utc`` (Nsight's UTC-epoch times, as ``nsys recipe``
     aligns reports) or ``start`` (each report's first event at the first
     report's). ``jobs``/``scheduler``: convert the reports as Dask tasks

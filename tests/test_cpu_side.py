@@ -113,28 +113,25 @@ def test_cpu_side_counts_equal_the_tables(name, converted):
 
 @pytest.mark.parametrize("name", [n for n in IDS if _table(n, "OSRT_API")])
 def test_each_cpu_track_sits_with_its_thread(name, converted):
-    """A thread's CPU-side slices are on its own 'OS Runtime [pid P tid T ...]'
-    track (one per home it is drawn under); a thread that launched GPU work
-    has them under the homes of its CUDA API track, next to it."""
-    res, _ = converted(name)
+    """A thread's CPU-side slices are on its own 'OS Runtime · NAME [TID]'
+    track (and 'Thread State · ...', ...), drawn once, under the Perfetto
+    process of its host process ('NAME [PID]', as Nsight names it), never
+    under a device (output-contract.md, Tracks, 2026-12-03)."""
+    res, events = converted(name)
     slices = contract.slices_table(res.workspace.events_parquet)
-    homes = defaultdict(set)  # (cat, pid, tid) -> JSON pids
+    process = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
+    homes = defaultdict(set)  # OS pid -> JSON pids of its CPU-side slices
     for s in slices:
         if s["cat"] in TRACK_OF:
-            prefix = f"{TRACK_OF[s['cat']]} [pid {s['os_pid']} tid {s['os_tid']}"
-            assert s["track_name"].startswith(prefix), s["track_name"]
-            homes[(s["cat"], s["os_pid"], s["os_tid"])].add(s["pid"])
-    api = defaultdict(set)
-    for s in slices:
-        if s["cat"] == "cuda_api":
-            api[(s["os_pid"], s["os_tid"])].add(s["pid"])
-    checked = 0
-    for (cat, pid, tid), where in homes.items():
-        if (pid, tid) in api and cat == "osrt":
-            assert api[(pid, tid)] <= where, (pid, tid)
-            checked += 1
-    if any(s["cat"] == "cuda_api" for s in slices) and any(s["cat"] == "osrt" for s in slices):
-        assert checked or not set(api) & {(p, t) for _, p, t in homes}
+            assert s["track_name"].startswith(f"{TRACK_OF[s['cat']]} · "), s["track_name"]
+            tid = re.escape(f"[{s['os_tid']}]")
+            assert re.search(rf"{tid}( #\d+)?( \(depth .*\))?$", s["track_name"]), s
+            assert process[s["pid"]].endswith(f" [{s['os_pid']}]"), process[s["pid"]]
+            assert not process[s["pid"]].startswith("Device ")
+            assert s["is_primary"]
+            homes[s["os_pid"]].add(s["pid"])
+    assert homes and all(len(pids) == 1 for pids in homes.values())
+    assert len({next(iter(pids)) for pids in homes.values()}) == len(homes)
 
 
 def test_nested_os_runtime_calls_nest_on_one_track(converted):
@@ -173,7 +170,7 @@ def test_keras_cudnn_calls_are_drawn(converted):
     names = Counter(e["name"] for e in events if e.get("cat") == "cudnn" and e["ph"] == "X")
     assert names["cudnnConvolutionForward"] >= 276
     threads = [e for e in events if e["ph"] == "M" and e["name"] == "thread_name"]
-    assert any(t["args"]["name"].startswith("cuDNN [pid ") for t in threads)
+    assert any(t["args"]["name"].startswith("cuDNN · ") for t in threads)
 
 
 def test_flags_leave_each_source_out(tmp_path):
@@ -201,7 +198,8 @@ def test_flags_leave_each_source_out(tmp_path):
 def test_synthetic_cublas_osrt_and_bad_rows(tmp_path):
     """cuBLAS (no real capture here has it), a failed OS runtime call, rows
     Nsight should not write (NULL end, NULL thread) counted as skipped, a
-    process with nothing but OS runtime calls (its own home without a GPU),
+    process with nothing but OS runtime calls (its own host process, named
+    'Process [PID]' as the export has no PROCESSES table),
     and a thread whose states have equal timestamps."""
     t1, t2 = gtid(100, 101), gtid(200, 201)
     export = make_export(
@@ -292,4 +290,4 @@ def test_synthetic_cublas_osrt_and_bad_rows(tmp_path):
     processes = {
         e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"
     }
-    assert processes == {"Process 100", "Process 200"}
+    assert processes == {"Process [100]", "Process [200]"}

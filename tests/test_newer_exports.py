@@ -205,9 +205,12 @@ def test_devices_without_target_info_gpu_are_named_by_id(converted):
 
 
 def test_idle_gpus_of_target_info_are_not_drawn(converted):
-    """fuser_h100x8: eight H100s listed out of id order, work on device 0."""
+    """fuser_h100x8: eight H100s listed out of id order, work on device 0
+    (the other Perfetto process is the host process of its OS runtime calls)."""
     _res, events, _ = converted(NEWER / "fuser_h100x8_2024_6" / "fuser_h100x8_2024_6.sqlite")
-    assert _process_names(events) == ["Device 0: NVIDIA H100 80GB HBM3"]
+    names = _process_names(events)
+    assert [n for n in names if n.startswith("Device ")] == ["Device 0: NVIDIA H100 80GB HBM3"]
+    assert sorted(names) == ["./bin/test_matmul [3410277]", "Device 0: NVIDIA H100 80GB HBM3"]
 
 
 @pytest.mark.parametrize("path", FILES, ids=IDS)

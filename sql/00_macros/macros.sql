@@ -81,6 +81,13 @@ CREATE OR REPLACE MACRO thread_track_suffix(os_pid, os_tid, thread_name) AS
     ' [pid ' || CAST(os_pid AS VARCHAR) || ' tid '
     || CAST(os_tid AS VARCHAR) || coalesce(' ' || thread_name, '') || ']';
 
+-- The part after the class name (OS Runtime, cuDNN, cuBLAS, Thread State)
+-- of the name of a thread's track under its host process, the thread as
+-- Nsight names it: ' · THREAD-NAME [TID]' (' · [TID]' without a name).
+CREATE OR REPLACE MACRO host_thread_track_suffix(os_tid, thread_name) AS
+    ' · ' || coalesce(thread_name || ' ', '') || '['
+    || CAST(os_tid AS VARCHAR) || ']';
+
 -- Stack levels drawn per track: Perfetto keeps at most 512 nested slices
 -- per track (kMaxDepth) and drops deeper ones; deeper slices continue on a
 -- continuation track every this many levels (65_int_slice_levels.sql).

@@ -1,6 +1,6 @@
 -- int_slices: every slice of the trace, on its base track (before lanes).
 --
--- Reads: _int_cpu_homes, _int_cpu_thread_homes, int_gpu_ops,
+-- Reads: _int_cpu_homes, int_gpu_ops, int_homes,
 -- int_nvtx_gpu_projection, int_thread_states, stg_cpu_calls,
 -- int_runtime_calls, int_runtime_links, int_thread_names,
 -- nsys.NVTX_EVENTS, nsys.StringIds, nvtx_event_types, stg_cuda_events,
@@ -8,7 +8,9 @@
 -- Grain: one row per drawn slice (slice_id unique). A GPU op (kernel, copy,
 -- memset, graph execution) gives its as-executed slice plus at most one
 -- projection slice; an API call one slice per device it is drawn under; an
--- NVTX range or mark one per home of its process; a projected NVTX range
+-- NVTX range or mark one per home of its process; an OS runtime, cuDNN or
+-- cuBLAS call and a thread state one slice, under the host home of its
+-- process; a projected NVTX range
 -- one per device its owned GPU work ran on; a GPU-side synchronization row
 -- (gpu_sync) one slice on the CUDA Sync track of its device, process and
 -- context; a timed CUDA event record one instant on its stream track.
@@ -25,7 +27,8 @@
 --     by a 'sync' flow (linked_call_id). Nsight's GUI placement of these
 --     records could not be checked here; this keeps them on the device,
 --     beside the streams they concern, without touching the stream tracks.
---   6 per CPU thread (key1 os pid, key2 os tid,
+--   6 per CPU thread (key1 os pid, key2 os tid, under a device or, for
+--     the CPU side that is not the seed's, under its host process,
 --     key3 = 4294967296 * kind + domain rank, kind 1 NVTX Kernel,
 --     2 NVTX Thread, 3 CUDA API, 4 OS Runtime, 5 cuDNN, 6 cuBLAS, 7 Thread
 --     State). A thread whose NVTX rows use several
@@ -47,8 +50,10 @@
 -- returnValue (OSRT) and nestingLevel (when > 0); each state of
 -- int_thread_states an X slice (cat thread_state, name Running / Not
 -- running, args cpu / previousCpu, threadState when Nsight gives one) on
--- its Thread State track. Both under
--- the thread's homes (_int_cpu_thread_homes), primary under the lowest.
+-- its Thread State track. Both drawn once (primary), under the host home
+-- of the thread's process (int_homes), never under a device
+-- (output-contract.md, Tracks), on tracks named after the thread as Nsight
+-- names it (host_thread_track_suffix: 'OS Runtime · NAME [TID]').
 -- NVTX args: domain, category number and name (eventType 33 rows of the same
 -- process and domain), color '#AARRGGBB'; start/end ranges add Nsight's
 -- rangeId and the end thread when it differs; an unclosed range (no end in
@@ -83,7 +88,8 @@
 -- NVTX range or mark once: the slice as executed of a GPU operation (not
 -- its Core/PCIe/D2D copy); an API call's slice under the lowest home_id it
 -- is drawn under (the lowest device id); an NVTX row's slice under the
--- lowest home of its process; every gpu_sync and cuda_event slice. FALSE on
+-- lowest home of its process; every gpu_sync, cuda_event and CPU-side
+-- (OS runtime, cuDNN, cuBLAS, thread state) slice. FALSE on
 -- the other copies and on every projected NVTX range (cat 'nvtx_kernel': a
 -- copy of the range's own 'nvtx' slice). Never NULL.
 
@@ -343,16 +349,20 @@ nvtx_kernel AS (
     FROM int_nvtx_gpu_projection AS p
     LEFT JOIN thread_label AS tl ON tl.global_tid = p.global_tid
 ),
+-- The host home of each process with CPU-side rows.
+host_homes AS (
+    SELECT proc_key, home_id FROM int_homes WHERE home_kind = 'host'
+),
 -- CPU-side calls (OS runtime, cuDNN, cuBLAS) on their per-thread track,
--- under the homes of the thread (_int_cpu_thread_homes).
+-- once, under the host home of the thread's process.
 cpu_calls AS (
     SELECT
         c.source AS cat, 'X' AS ph, c.name, c.start_ns, c.end_ns,
-        th.home_id, c.source AS track_class, c.proc_key,
+        hh.home_id, c.source AS track_class, c.proc_key,
         c.os_pid AS key1, c.os_tid AS key2, 0 AS key3,
-        thread_track_suffix(c.os_pid, c.os_tid, tl.thread_name)
+        host_thread_track_suffix(c.os_tid, tl.thread_name)
             AS track_base_name,
-        c.proc_key AS owner_proc_key, c.os_pid, c.os_tid, th.is_primary,
+        c.proc_key AS owner_proc_key, c.os_pid, c.os_tid, TRUE AS is_primary,
         c.return_value,
         -- members without a value are left out ({} for cuDNN/cuBLAS)
         '{' || ltrim(coalesce(',"returnValue":'
@@ -361,25 +371,26 @@ cpu_calls AS (
                 || CAST(c.nesting_level AS VARCHAR) ELSE '' END, ',')
             || '}' AS args_json
     FROM stg_cpu_calls AS c
-    JOIN _int_cpu_thread_homes AS th ON th.global_tid = c.global_tid
+    JOIN host_homes AS hh ON hh.proc_key = c.proc_key
     LEFT JOIN thread_label AS tl ON tl.global_tid = c.global_tid
 ),
 -- Thread states from the scheduling events, on the thread's Thread State
--- track.
+-- track, once, under the host home of its process.
 thread_state AS (
     SELECT
         'thread_state' AS cat, 'X' AS ph, st.state AS name, st.start_ns,
-        st.end_ns, th.home_id, 'thread_state' AS track_class, st.proc_key,
+        st.end_ns, hh.home_id, 'thread_state' AS track_class, st.proc_key,
         st.os_pid AS key1, st.os_tid AS key2, 0 AS key3,
-        thread_track_suffix(st.os_pid, st.os_tid, tl.thread_name)
+        host_thread_track_suffix(st.os_tid, tl.thread_name)
             AS track_base_name,
-        st.proc_key AS owner_proc_key, st.os_pid, st.os_tid, th.is_primary,
+        st.proc_key AS owner_proc_key, st.os_pid, st.os_tid,
+        TRUE AS is_primary,
         '{' || concat_ws(',',
             CASE WHEN st.is_running THEN '"cpu":' ELSE '"previousCpu":' END
                 || CAST(st.cpu AS VARCHAR),
             '"threadState":' || to_json(st.thread_state)) || '}' AS args_json
     FROM int_thread_states AS st
-    JOIN _int_cpu_thread_homes AS th ON th.global_tid = st.global_tid
+    JOIN host_homes AS hh ON hh.proc_key = st.proc_key
     LEFT JOIN thread_label AS tl ON tl.global_tid = st.global_tid
 ),
 -- Every column a branch may set, typed once (BY NAME fills the rest with

@@ -8,9 +8,9 @@
 -- 0, which lies before it: at the session start or a whole second), the
 -- first event of the whole trace also under --devices; an event is in the
 -- window when the slice it belongs to starts in [start, end). devices
--- NULL keeps every home; a device list keeps the
--- homes of those devices only (host homes of CPU-only processes are left
--- out). A device the capture does not have is refused in one sentence.
+-- NULL keeps every home; a device list keeps the homes of those devices
+-- and the host processes that ran GPU work on them (trace_kept_pids). A
+-- device the capture does not have is refused in one sentence.
 -- Template variables: window_start_s, window_end_s (numbers or None),
 -- devices (list of integers, empty: all).
 
