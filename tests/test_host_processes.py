@@ -277,7 +277,11 @@ def test_window_and_devices_apply_to_the_host_processes(alpa, tmp_path):
     names = {name for _, name in perfetto_rows(res.workspace.json_gz, PROCESSES, tmp_path)}
     assert names == {"Device 1: NVIDIA GeForce RTX 3090", "python [69286]"}
     rows = perfetto_rows(res.workspace.json_gz, CPU_SLICES, tmp_path)
-    start, end = alpa.base_ns, alpa.base_ns + 2 * 10**9
+    # the window counts from the trace's first event (what the UI shows as 0)
+    [(first,)] = duckdb.execute(
+        f"SELECT min(start_ns) FROM '{alpa.workspace.events_parquet}'"
+    ).fetchall()
+    start, end = first, first + 2 * 10**9
     [(expected,)] = duckdb.execute(
         f"SELECT count(*) FROM '{alpa.workspace.events_parquet}' WHERE cat = 'osrt' "
         f"AND os_pid = 69286 AND start_ns >= {start} AND start_ns < {end}"

@@ -363,8 +363,9 @@ def test_window_selects_part_of_a_merged_job(tmp_path, capsys):
     assert s == per_rank["rank 0"] == res.window["slices"]
     first = min(r.first_ns + r.shift_ns for r in res.reports)
     assert res.window["window_end_ns"] == first + 50 * 10**9 and res.first_ns == first
-    # the summary: the window, and each report's first event after the
-    # merged trace's first event (rank k at k * 100 s)
+    # the summary: the window, and each report's first CUDA/NVTX event in
+    # seconds after the merged trace's first event (a thread state of rank
+    # 0's): rank k's at rank 0's + k * 100 s
     print_merge_summary(res)
     out = capsys.readouterr().out.splitlines()
     assert (
@@ -372,7 +373,8 @@ def test_window_selects_part_of_a_merged_job(tmp_path, capsys):
         in "\n".join(out)
     )
     firsts = [re.search(r" (\d+\.\d{6}) s ", line)[1] for line in out if line.startswith("  rank ")]
-    assert firsts == ["0.000000", "100.000000", "200.000000"], out
+    rank0 = min(r.align_ns + r.shift_ns for r in res.reports)
+    assert firsts == [f"{(rank0 - first) / 1e9 + 100 * k:.6f}" for k in range(3)], out
 
 
 def test_reports_of_one_name_in_two_folders_and_two_jobs_never_meet(tmp_path):
