@@ -197,8 +197,8 @@ def split_export_by_pid(export_dir: Path, out_root: Path, name: str) -> dict[int
     (plus one copy per extra part of its pid-0/NULL rows).
 
     A part can still be one the pipeline refuses to convert (NoEventsError):
-    fuser_nvtx_2025_1's process 50922 owns 2 CUDA API calls and nothing nsys
-    draws.
+    a process that owns rows of no table nsys-duck draws (fuser_nvtx_2025_1's
+    process 50922 owns only 2 CUDA API calls, which are drawn).
     """
     tables = export_tables(export_dir)
     pids = event_pids(export_dir)

@@ -172,6 +172,19 @@ CREATE OR REPLACE TABLE int_slices AS SELECT * FROM _test_stretched;
 """
 
 
+# one CUDA API call without GPU work (no flow) is no longer drawn: the trace
+# stays consistent for every other check, only the count of API slices
+# against int_runtime_calls shows it
+LOST_API_CALL = """-- test stage: int_slices without one call that has no GPU work
+CREATE OR REPLACE TABLE _test_slices AS
+SELECT * FROM int_slices
+WHERE call_id IS DISTINCT FROM (
+    SELECT min(call_id) FROM int_runtime_calls
+    WHERE call_id NOT IN (SELECT call_id FROM int_runtime_links));
+CREATE OR REPLACE TABLE int_slices AS SELECT * FROM _test_slices;
+"""
+
+
 def _run_cli(tmp_path: Path, *args) -> subprocess.CompletedProcess:
     """The real CLI, workspace root ``tmp_path/ws``; the trace it publishes
     is loaded into Perfetto's importer when the test ends (conftest)."""
@@ -241,6 +254,15 @@ def test_a_kernel_stretched_into_its_neighbour_stops_the_conversion(tmp_path):
     _assert_refused(
         out, ("check_slice_nesting", "check_flow_targets", "check_flow", "check_overlap"), tmp_path
     )
+
+
+def test_a_cuda_api_call_left_out_stops_the_conversion(tmp_path):
+    """Every CUDA API call is drawn: an edited int_slices that loses one
+    call without GPU work is refused by check_source_counts."""
+    sql = _stage(tmp_path, "30_intermediate/56_test_lost_call.sql", LOST_API_CALL)
+    out = _run_cli(tmp_path, "convert", "--sql-dir", sql, SMALL)
+    line = _assert_refused(out, "check_source_counts", tmp_path)
+    assert "primary slices in the trace, but int_runtime_calls (cuda_api) has" in line
 
 
 def test_a_check_added_with_sql_dir_runs(tmp_path):

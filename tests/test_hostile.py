@@ -471,8 +471,11 @@ def test_missing_optional_columns_read_as_null(tmp_path):
         "NVTX_EVENTS.textId",
     ):
         assert col in missing
-    kinds = sorted(e["cat"] for e in events_of(json_gz) if e["ph"] == "X")
-    assert kinds == ["kernel", "kernel_core"]  # no correlationId: no link, no API slice
+    events = events_of(json_gz)
+    kinds = sorted(e["cat"] for e in events if e["ph"] == "X")
+    # no correlationId: no link, no flow; the API call is drawn all the same
+    assert kinds == ["cuda_api", "kernel", "kernel_core"]
+    assert not [e for e in events if e["ph"] in ("s", "f")]
 
 
 @pytest.mark.parametrize(

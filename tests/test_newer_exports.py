@@ -195,6 +195,32 @@ def test_graph_level_launches_have_their_gpu_side(converted):
     assert calls[141] == calls[142] == "cudaGraphLaunch"
 
 
+def test_graph_capture_and_allocation_calls_are_drawn(converted):
+    """flameox: every CUDA API call of the export is a slice on its thread's
+    CUDA API track, also those without GPU work, which were not drawn before:
+    cudaMalloc, cudaFree, cudaEventRecord, the stream capture
+    (cudaStreamBeginCapture, the cudaLaunchKernel calls captured into the
+    graph) and cudaGraphInstantiate."""
+    path = NEWER / "flameox_graph_trace_2025_5" / "flameox_graph_trace_2025_5.sqlite"
+    res, _events, slices = converted(path)
+    t = Tables(path)
+    want = Counter(
+        (tid, re.sub(r"_v[0-9]{4,}$", "", name))
+        for tid, name in t.con.execute("""
+        SELECT r.globalTid % 16777216, s.value
+        FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r JOIN StringIds AS s ON s.id = r.nameId
+        WHERE r.eventClass IN (0, 1)""")
+    )
+    api = [s for s in slices if s["cat"] in ("cuda_api", "cuda_sync") and s["is_primary"]]
+    assert Counter((s["os_tid"], s["name"]) for s in api) == want
+    names = {s["name"]: s for s in api}
+    for name in ("cudaMalloc", "cudaFree", "cudaEventRecord", "cudaStreamBeginCapture"):
+        assert names[name]["cat"] == "cuda_api"
+        assert names[name]["track_name"].startswith("CUDA API [pid 945961 ")
+    assert names["cudaGraphInstantiate"]["cat"] == "cuda_api"
+    assert dict(res.summary)["CUDA API calls"] == want.total() == 33
+
+
 def test_devices_without_target_info_gpu_are_named_by_id(converted):
     """nsysai: no TARGET_INFO_GPU; two processes on two H100s; the GPU-side
     sync rows (all exported with deviceId 0) go to each context's device."""
@@ -401,8 +427,8 @@ SYNC_CALL = re.compile(
 def test_primary_rows_are_each_export_row_once(path, converted):
     """``WHERE is_primary`` gives each drawn row of the export exactly once:
     kernels, graph executions (flameox), copies, memsets, GPU-side syncs,
-    timed CUDA event records, NVTX rows and API calls (launching ones and
-    synchronization calls; two processes on two GPUs in nsysai), never a
+    timed CUDA event records, NVTX rows and every API call (synchronization
+    calls as cuda_sync; two processes on two GPUs in nsysai), never a
     Core/PCIe/D2D copy or an NVTX projection, and no event twice."""
     _res, _events, slices = converted(path)
     assert contract.primary_problems(slices) == []
@@ -432,7 +458,7 @@ def test_primary_rows_are_each_export_row_once(path, converted):
         if "CUPTI_ACTIVITY_KIND_RUNTIME" in t.names
         else []
     )
-    launched = sum(1 for pk, corr, _ in calls if (pk, corr) in gpu)
+    # every call is drawn: cuda_sync when it synchronizes without GPU work
     syncs = sum(
         1
         for pk, corr, api in calls
@@ -448,7 +474,7 @@ def test_primary_rows_are_each_export_row_once(path, converted):
             "cuda_event": t.count(
                 "CUPTI_ACTIVITY_KIND_CUDA_EVENT", "coalesce(timestamp, 0) <> 0 AND deviceId >= 0"
             ),
-            "cuda_api": launched,
+            "cuda_api": len(calls) - syncs,
             "cuda_sync": syncs,
             # the CPU side (test_cpu_side_rows_equal_the_export_tables)
             "osrt": t.count("OSRT_API"),

@@ -289,6 +289,44 @@ def test_without_string_ids_sync_calls_are_found_by_their_gpu_rows(tmp_path):
     assert any("CUDA API names" in m and v == 3 for m, v in fell_back.items())
 
 
+def test_without_string_ids_every_call_is_drawn(tmp_path):
+    """No StringIds: a call that is cudaDeviceSynchronize (nameId 9) but has
+    no SYNCHRONIZATION row cannot be told from any other call; it is still
+    drawn (cat cuda_api, named by its id), like every call without GPU work
+    under every device of its process, primary once. A driver call inside
+    it goes to a lane of the thread's CUDA API track."""
+    res, events, slices = convert_checked(
+        tmp_path,
+        {
+            "CUPTI_ACTIVITY_KIND_KERNEL": [
+                kernel(100, 5000, 1, device=0),
+                kernel(200, 4000, 2, device=1),
+            ],
+            "CUPTI_ACTIVITY_KIND_RUNTIME": [
+                api(10, 40, 1),
+                api(50, 90, 2),
+                api(1000, 2000, 51, name=9),
+                {**api(1100, 1200, 52, name=12), "eventClass": 1},
+            ],
+        },
+    )
+    assert dict(res.summary)["CUDA API calls"] == 4
+    devices = {
+        e["pid"]
+        for e in events
+        if e["ph"] == "M" and e["name"] == "process_name" and e["args"]["name"].startswith("Device")
+    }
+    drawn = [s for s in slices if s["name"] == "cudaApi#9"]
+    assert {s["cat"] for s in drawn} == {"cuda_api"}
+    assert {s["pid"] for s in drawn} == devices and len(devices) == 2
+    assert sum(s["is_primary"] for s in drawn) == 1
+    assert {s["track_name"] for s in drawn} == {"CUDA API [pid 100 tid 101]"}
+    driver = [s for s in slices if s["name"] == "cudaApi#12"]
+    assert len(driver) == 2 and {s["track_name"] for s in driver} == {
+        "CUDA API [pid 100 tid 101] #2"
+    }
+
+
 # --- CUDA events, batched copies ---------------------------------------------
 
 

@@ -12,7 +12,8 @@
 -- string_ids_missing is TRUE when the export has no StringIds rows at
 -- all: then no API call can be recognised as synchronization by its name,
 -- and only calls with a GPU-side synchronization record
--- (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) are drawn as cuda_sync.
+-- (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) are drawn as cuda_sync, the
+-- others as cuda_api.
 
 CREATE OR REPLACE TABLE stg_name_fallbacks AS
 WITH used AS (

@@ -6,15 +6,16 @@
 -- backtrace twins would double every link (nsys-tables.md 1.5, trap 6).
 -- api_name drops the CUPTI callback version (_v7000, _v10000) but keeps a
 -- driver's real _v2; api_base also drops _ptsz/_ptds. is_sync marks the
--- synchronization calls the trace keeps even without GPU work: the names
--- of the domain table sync_apis (edit a row there).
+-- synchronization calls, drawn as cuda_sync even without a GPU-side
+-- synchronization row: the names of the domain table sync_apis (edit a row
+-- there). Every row is drawn (int_runtime_calls).
 -- correlation_id 0/NULL never links (nsys-tables.md 4.4). Rows with NULL
 -- times, end < start or a NULL globalTid (no thread to draw them on) are
 -- NOT here: they are counted in stg_skipped_rows.
 -- Names are resolved and classified once per distinct nameId, not per call.
 -- Times are UTC-epoch ns (+ stg_export_info.time_offset_ns). Without
 -- StringIds every name is 'cudaApi#N' and is_sync is false; calls that have
--- a GPU-side synchronization row are still drawn (int_runtime_calls).
+-- a GPU-side synchronization row are still cuda_sync (int_runtime_calls).
 -- return_value: the call's returnValue (cudaError_t for runtime calls,
 -- CUresult for driver calls): 0 is success, any other value a failed call
 -- (args.returnValue); NULL when the export has none.
@@ -74,5 +75,5 @@ COMMENT ON COLUMN stg_runtime_calls.correlation_id IS 'CUPTI correlationId (0 re
 COMMENT ON COLUMN stg_runtime_calls.api_full_name IS 'API name as exported (with its CUPTI callback version, e.g. cudaLaunchKernel_v7000).';
 COMMENT ON COLUMN stg_runtime_calls.api_name IS 'API name without the CUPTI callback version (a driver''s real _v2 kept): the name drawn.';
 COMMENT ON COLUMN stg_runtime_calls.api_base IS 'api_name without _ptsz/_ptds: the name sync_apis lists.';
-COMMENT ON COLUMN stg_runtime_calls.is_sync IS 'A synchronization call kept even without GPU work (api_base in sync_apis).';
+COMMENT ON COLUMN stg_runtime_calls.is_sync IS 'A synchronization call by its name (api_base in sync_apis): cuda_sync even without a GPU-side synchronization row.';
 COMMENT ON COLUMN stg_runtime_calls.return_value IS 'returnValue: cudaError_t (runtime) or CUresult (driver); 0 success, nonzero a failed call; NULL when not exported.';

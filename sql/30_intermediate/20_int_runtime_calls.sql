@@ -1,17 +1,22 @@
--- int_runtime_calls: the API calls the trace draws, each with a call_id.
+-- int_runtime_calls: the CUDA runtime and driver API calls the trace draws
+-- (every call of stg_runtime_calls), each with a call_id and its cat.
 --
 -- Reads: int_gpu_ops, stg_gpu_syncs, stg_runtime_calls.
--- Invariants: the join key is (proc_key, correlation_id): correlationId is
--- per process (nsys-tables.md 4.1, trap 7); backtrace twins are already
--- gone. A call is kept when it launched GPU work (cat 'cuda_api') or is a
--- synchronization call (cat 'cuda_sync'): one stg_runtime_calls marks
--- is_sync (the names of sync_apis), or one that has a GPU-side
--- synchronization row (stg_gpu_syncs: event synchronize, stream wait
--- event... and every synchronizing call when StringIds is missing). Other
--- calls (allocations, event records...) are not drawn. One call may link
--- several operations (CUDA graphs, staged copies); an operation links at
--- most one call (int_runtime_links). Every column of stg_runtime_calls is
--- kept (return_value: args.returnValue of the API slice).
+-- Invariants: one row per stg_runtime_calls row: every class 0/1 call is
+-- drawn on its thread's CUDA API track, as Nsight's CUDA API row shows them
+-- (output-contract.md, Tracks 5.); backtrace twins are already gone. The
+-- join key is (proc_key, correlation_id): correlationId is per process
+-- (nsys-tables.md 4.1, trap 7). launched_gpu_work: a GPU operation carries
+-- the call's key (the calls int_runtime_links and the NVTX projection
+-- read). cat: 'cuda_sync' for a synchronization call that launched no GPU
+-- work (is_sync: the names of sync_apis; or has_gpu_sync: a GPU-side
+-- synchronization row in stg_gpu_syncs, e.g. event synchronize, stream wait
+-- event, and every synchronizing call when StringIds is missing), else
+-- 'cuda_api' (launches, copies, allocations, stream, event and graph
+-- calls). One call may link several operations (CUDA graphs, staged
+-- copies); an operation links at most one call (int_runtime_links). Every
+-- column of stg_runtime_calls is kept (return_value: args.returnValue of
+-- the API slice).
 
 CREATE OR REPLACE TABLE int_runtime_calls AS
 WITH calls AS (
@@ -32,12 +37,12 @@ WITH calls AS (
 )
 SELECT
     row_number() OVER () AS call_id,
-    calls.* EXCLUDE (launched_gpu_work),
-    CASE WHEN launched_gpu_work THEN 'cuda_api' ELSE 'cuda_sync' END AS cat
-FROM calls
-WHERE launched_gpu_work OR is_sync OR has_gpu_sync;
+    calls.*,
+    CASE WHEN (is_sync OR has_gpu_sync) AND NOT launched_gpu_work
+        THEN 'cuda_sync' ELSE 'cuda_api' END AS cat
+FROM calls;
 
-COMMENT ON TABLE int_runtime_calls IS 'The API calls the trace draws, each with a call_id.';
+COMMENT ON TABLE int_runtime_calls IS 'The CUDA runtime and driver API calls the trace draws (every call of stg_runtime_calls), each with a call_id and its cat.';
 COMMENT ON COLUMN int_runtime_calls.call_id IS 'API call id (int_runtime_calls.call_id).';
 COMMENT ON COLUMN int_runtime_calls.start_ns IS 'Start, UTC-epoch ns (Nsight''s clock).';
 COMMENT ON COLUMN int_runtime_calls.end_ns IS 'End, UTC-epoch ns (>= start_ns).';
@@ -50,7 +55,8 @@ COMMENT ON COLUMN int_runtime_calls.correlation_id IS 'CUPTI correlationId (0 re
 COMMENT ON COLUMN int_runtime_calls.api_full_name IS 'API name as exported (with its CUPTI callback version, e.g. cudaLaunchKernel_v7000).';
 COMMENT ON COLUMN int_runtime_calls.api_name IS 'API name without the CUPTI callback version (a driver''s real _v2 kept): the name drawn.';
 COMMENT ON COLUMN int_runtime_calls.api_base IS 'api_name without _ptsz/_ptds: the name sync_apis lists.';
-COMMENT ON COLUMN int_runtime_calls.is_sync IS 'A synchronization call kept even without GPU work (api_base in sync_apis).';
-COMMENT ON COLUMN int_runtime_calls.has_gpu_sync IS 'The call has a GPU-side synchronization record (stg_gpu_syncs).';
-COMMENT ON COLUMN int_runtime_calls.cat IS 'cuda_api (launched GPU work) or cuda_sync (a synchronization call).';
+COMMENT ON COLUMN int_runtime_calls.is_sync IS 'A synchronization call by its name (api_base in sync_apis): cat cuda_sync unless it launched GPU work.';
 COMMENT ON COLUMN int_runtime_calls.return_value IS 'returnValue: cudaError_t (runtime) or CUresult (driver); 0 success, nonzero a failed call; NULL when not exported.';
+COMMENT ON COLUMN int_runtime_calls.launched_gpu_work IS 'A GPU operation (int_gpu_ops) carries the call''s (proc_key, correlation_id): a launch or copy, linked by int_runtime_links.';
+COMMENT ON COLUMN int_runtime_calls.has_gpu_sync IS 'The call has a GPU-side synchronization record (stg_gpu_syncs).';
+COMMENT ON COLUMN int_runtime_calls.cat IS 'cuda_sync (a synchronization call without GPU work) or cuda_api (every other call: launches, copies, allocations, stream, event and graph calls).';

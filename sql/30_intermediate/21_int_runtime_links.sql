@@ -1,8 +1,9 @@
 -- int_runtime_links: one row per (API call, GPU operation it launched).
 --
 -- Reads: int_gpu_ops, int_runtime_calls.
--- Invariants: joined on (proc_key, correlation_id), only calls with cat
--- 'cuda_api'. One call may link several operations (CUDA graphs, staged
+-- Invariants: joined on (proc_key, correlation_id), only calls that
+-- launched GPU work (int_runtime_calls.launched_gpu_work; all of cat
+-- 'cuda_api'). One call may link several operations (CUDA graphs, staged
 -- copies); an operation links at most one call.
 
 CREATE OR REPLACE TABLE int_runtime_links AS
@@ -16,7 +17,7 @@ FROM int_runtime_calls AS call
 JOIN int_gpu_ops AS op
     ON op.proc_key = call.proc_key
     AND op.correlation_id = call.correlation_id
-WHERE call.cat = 'cuda_api'
+WHERE call.launched_gpu_work
 -- A correlationId is unique per process among API calls; if an export ever
 -- repeats one, link each operation to the latest call that started before it.
 QUALIFY row_number() OVER (

@@ -37,7 +37,7 @@ WHERE nvtx_role = 'range' AND end_ns >= start_ns
     -- only processes that launched GPU work can own any (CPU-only NVTX
     -- captures then cost one filtered scan)
     AND proc_key IN (SELECT proc_key FROM int_runtime_calls
-        WHERE cat = 'cuda_api');
+        WHERE launched_gpu_work);
 
 COMMENT ON TABLE int_nvtx_ranges IS 'Every NVTX range that can own GPU work (push/pop and start/end, stg_nvtx_events.nvtx_role ''range''), with its ownership rule under the conversion''s --nvtx-scope (see 40__int_nvtx_call_owners.sql).';
 COMMENT ON COLUMN int_nvtx_ranges.nvtx_id IS 'NVTX row id (stg_nvtx_events.nvtx_id).';

@@ -4,8 +4,8 @@
 --
 -- Reads: int_nvtx_ranges, int_runtime_calls.
 -- Invariants: one row per range of int_nvtx_ranges (call_id NULL) and per
--- launch call (cat 'cuda_api', nvtx_id NULL) on a thread that started some
--- range; seq numbers them per global_tid in stack order: by time, at equal
+-- launch call (launched_gpu_work, nvtx_id NULL) on a thread that started
+-- some range; seq numbers them per global_tid in stack order: by time, at equal
 -- time range starts (longer first, then nvtx_id) before calls before range
 -- ends (the ends are not kept). depth of a range = the ranges open at its
 -- start counting itself; depth of a call = the ranges open at its start
@@ -25,7 +25,7 @@ WITH edges AS (
     UNION ALL
     SELECT global_tid, start_ns, 1, end_ns, NULL, call_id, 0
     FROM int_runtime_calls
-    WHERE cat = 'cuda_api'
+    WHERE launched_gpu_work
         AND global_tid IN (SELECT global_tid FROM int_nvtx_ranges)
 ),
 counted AS (

@@ -3,7 +3,7 @@
 -- rule, when the range tree decides it.
 --
 -- Reads: _int_nvtx_stack, int_nvtx_range_tree.
--- Invariants: one row per launch call (cat 'cuda_api') on a thread with
+-- Invariants: one row per launch call (launched_gpu_work) on a thread with
 -- ranges. by_tree TRUE: the thread's ranges nest and the innermost range
 -- open at the call's start also contains its end; then the call's
 -- thread-rule owners are exactly nvtx_id and its parent chain (NULL
@@ -40,7 +40,7 @@ FROM (
 );
 
 COMMENT ON TABLE int_nvtx_call_innermost IS 'Per launch call on a thread that started NVTX ranges: the innermost range of that thread owning it (thread rule) when the range tree decides it (by_tree).';
-COMMENT ON COLUMN int_nvtx_call_innermost.call_id IS 'Launch call (int_runtime_calls.call_id, cat cuda_api).';
+COMMENT ON COLUMN int_nvtx_call_innermost.call_id IS 'Launch call (int_runtime_calls.call_id, launched_gpu_work).';
 COMMENT ON COLUMN int_nvtx_call_innermost.global_tid IS 'Nsight globalTid of the calling thread.';
 COMMENT ON COLUMN int_nvtx_call_innermost.nvtx_id IS 'Innermost owning range of the same thread (its chain in int_nvtx_range_tree owns the call); NULL when no range contains the call or by_tree is FALSE.';
 COMMENT ON COLUMN int_nvtx_call_innermost.by_tree IS 'TRUE when the tree decides the call''s thread-rule owners; FALSE when they come from the interval join (_int_nvtx_call_owners).';

@@ -30,11 +30,12 @@
 --         range.start <= call.start < range.end
 --     So process scope only ever adds calls launched by other threads;
 --     on the range's own thread both scopes agree.
--- The calls: int_runtime_calls with cat 'cuda_api' (class 0/1 calls that
--- launched GPU work). Nsight joins GPU rows to RUNTIME rows of any
--- eventClass; the only other class seen, the backtrace twins (67), spans the
--- same or a wider interval than its real call, so a range containing the twin
--- contains the call and the twins add nothing (a synthetic test checks it).
+-- The calls: int_runtime_calls with launched_gpu_work (class 0/1 calls
+-- that launched GPU work; the other calls bring none). Nsight joins GPU
+-- rows to RUNTIME rows of any eventClass; the only other class seen, the
+-- backtrace twins (67), spans the same or a wider interval than its real
+-- call, so a range containing the twin contains the call and the twins add
+-- nothing (a synthetic test checks it).
 -- GPU work of a call: int_runtime_links ((proc_key, correlationId), so a
 -- CUDA graph launch brings every kernel of the launch).
 --
@@ -68,7 +69,7 @@ JOIN (
         (CAST(global_tid AS HUGEINT) << 64) + start_ns AS k_start,
         (CAST(global_tid AS HUGEINT) << 64) + end_ns AS k_end
     FROM int_runtime_calls
-    WHERE cat = 'cuda_api'
+    WHERE launched_gpu_work
         AND call_id IN (SELECT call_id FROM int_nvtx_call_innermost
             WHERE NOT by_tree)
 ) AS c
@@ -89,7 +90,7 @@ JOIN (
     SELECT call_id, global_tid,
         (CAST(proc_key AS HUGEINT) << 64) + start_ns AS k_start
     FROM int_runtime_calls
-    WHERE cat = 'cuda_api'
+    WHERE launched_gpu_work
 ) AS c
     ON c.k_start >= r.k_start AND c.k_start < r.k_end
 WHERE c.global_tid <> r.global_tid;

@@ -7,7 +7,9 @@
 -- stg_gpu_syncs, stg_nvtx_events, track_classes.
 -- Grain: one row per drawn slice (slice_id unique). A GPU op (kernel, copy,
 -- memset, graph execution) gives its as-executed slice plus at most one
--- projection slice; an API call one slice per device it is drawn under; an
+-- projection slice; an API call (every call of int_runtime_calls) one
+-- slice per device of its linked GPU work, or, without any, per home of its
+-- process (plus the device of its GPU-side synchronization rows); an
 -- NVTX range or mark one per home of its process; an OS runtime, cuDNN or
 -- cuBLAS call and a thread state one slice, under the host home of its
 -- process; a projected NVTX range
@@ -211,12 +213,15 @@ call_homes AS (
         SELECT DISTINCT link.call_id, link.device_id AS home_id
         FROM int_runtime_links AS link
         UNION
-        -- Synchronization calls: under every home of their process, and
-        -- under the device of their GPU-side synchronization rows.
+        -- Calls without linked GPU work (synchronization, allocation,
+        -- stream, event, graph calls...): under every home of their process,
+        -- as its NVTX ranges; a call with GPU-side synchronization rows
+        -- also under the device of those rows.
         SELECT call.call_id, home.home_id
         FROM int_runtime_calls AS call
         JOIN _int_cpu_homes AS home ON home.proc_key = call.proc_key
-        WHERE call.cat = 'cuda_sync'
+        WHERE call.call_id NOT IN (SELECT link.call_id
+            FROM int_runtime_links AS link)
         UNION
         SELECT sync.call_id, sync.device_id
         FROM gpu_syncs AS sync

@@ -6,11 +6,17 @@
 -- int_runtime_calls, int_runtime_links, int_slices, int_tracks,
 -- nsys.CUPTI_ACTIVITY_KIND_CUDA_EVENT, stg_cuda_events,
 -- stg_export_tables, stg_gpu_syncs, stg_name_fallbacks, stg_nvtx_events,
--- stg_runtime_calls, stg_skipped_rows, stg_cpu_calls, stg_sched_events,
+-- stg_skipped_rows, stg_cpu_calls, stg_sched_events,
 -- int_thread_states.
 -- CPU side: one line per cpu_trace_sources row (OS runtime, cuDNN, cuBLAS
 -- calls drawn; scheduling events read) and 'thread state slices', each
 -- printed only when not zero.
+-- CUDA API: "CUDA API calls" counts the calls drawn (their primary
+-- slices: every class 0/1 call once); it shares ord 4 with "linked CUDA API
+-- launches" and prints before it (ties print in metric order, here and in
+-- a merge's summary). "linked CUDA API launches" and "CUDA synchronization
+-- calls" count the calls that launched kernels or graphs, and the cuda_sync
+-- calls.
 -- NVTX: "CPU NVTX ranges" counts push/pop ranges only; start/end
 -- ranges and marks have their own lines. "projected NVTX ranges" counts
 -- ranges with owned GPU work (any device); "NVTX Kernel slices" counts the
@@ -55,6 +61,8 @@ SELECT ord, metric, CAST(value AS BIGINT) AS value FROM (VALUES
     (2, 'kernels', (SELECT count(*) FROM int_gpu_ops WHERE cat = 'kernel')),
     (3, 'CUDA graph executions', (SELECT count(*) FROM int_gpu_ops
         WHERE cat = 'cuda_graph')),
+    (4, 'CUDA API calls', (SELECT count(*) FROM int_slices
+        WHERE call_id IS NOT NULL AND is_primary)),
     (4, 'linked CUDA API launches', (SELECT count(*) FROM int_runtime_calls
         WHERE cat = 'cuda_api' AND call_id IN (SELECT call_id
             FROM int_runtime_links WHERE op_cat IN ('kernel', 'cuda_graph')))),
@@ -123,9 +131,6 @@ SELECT ord, metric, CAST(value AS BIGINT) FROM (VALUES
     (106, 'CUDA event rows without a timestamp (not drawn)',
         (SELECT count(*) FROM nsys.CUPTI_ACTIVITY_KIND_CUDA_EVENT
             WHERE coalesce(timestamp, 0) = 0)),
-    (107, 'CUDA API calls not drawn (no GPU work in the export, not sync)',
-        (SELECT count(*) FROM stg_runtime_calls) - (SELECT count(*)
-            FROM int_runtime_calls)),
     (108, 'of the memcpy rows: unified-memory migrations',
         (SELECT count(*) FROM int_gpu_ops WHERE is_unified_migration))
 ) AS optional (ord, metric, value)
@@ -147,7 +152,7 @@ SELECT 400 + row_number() OVER (ORDER BY table_name),
     'table with rows, not drawn: ' || table_name, row_count
 FROM stg_export_tables
 WHERE role = 'not drawn' AND row_count > 0
-ORDER BY 1;
+ORDER BY 1, 2;
 
 COMMENT ON VIEW trace_summary IS 'The counts printed after a conversion, one row per (metric, value), in print order.';
 COMMENT ON COLUMN trace_summary.ord IS 'Print order.';

@@ -2,7 +2,8 @@
 -- from the rows they are drawn from, or whose count in the emitted events
 -- differs from int_slices (zero rows when every count agrees).
 --
--- Reads: int_slices, chk_events, int_gpu_ops, stg_gpu_syncs, stg_cuda_events,
+-- Reads: int_slices, chk_events, int_gpu_ops, int_runtime_calls,
+-- stg_gpu_syncs, stg_cuda_events,
 -- stg_nvtx_events, int_nvtx_gpu_projection, cpu_trace_sources,
 -- stg_cpu_calls, stg_sched_events.
 -- Invariants: the rule (output-contract.md, Tracks and Events; Summary:
@@ -10,14 +11,15 @@
 -- memcpy, memset, graph execution) is drawn once as its primary slice and once
 -- more as its Core/PCIe/D2D copy when it has a projection; each GPU-side sync,
 -- timed CUDA event record, NVTX mark or range (start <= end) and CPU-side
--- call (stg_cpu_calls) of the staging views once as its primary slice; the
+-- call (stg_cpu_calls) of the staging views once as its primary slice; each
+-- CUDA API call of int_runtime_calls (every class 0/1 call) once as its
+-- primary slice, per cat (cuda_api, cuda_sync); the
 -- scheduling events of each thread as one thread_state slice fewer; each projected NVTX range and device once
 -- as an nvtx_kernel slice; and the writer emits one X, i, B or b event per
 -- int_slices row, per cat. GPU operations are counted from int_gpu_ops, not
 -- the staging views, so an edited int_gpu_ops that leaves work out on purpose
--- (docs/sql.md: drop memsets) passes; CUDA API calls are not counted
--- (int_slices draws one per distinct call, duplicate rows once). seq is NULL
--- (a count).
+-- (docs/sql.md: drop memsets) passes; API calls likewise from
+-- int_runtime_calls. seq is NULL (a count).
 
 CREATE OR REPLACE VIEW check_source_counts AS
 WITH expected (cat, primary_only, source, expected_slices) AS (
@@ -41,6 +43,11 @@ WITH expected (cat, primary_only, source, expected_slices) AS (
         (SELECT count(*) FROM stg_nvtx_events
             WHERE nvtx_role = 'mark'
                 OR (nvtx_role = 'range' AND end_ns >= start_ns))
+    UNION ALL
+    -- every CUDA API call once (cuda_api or cuda_sync, its cat)
+    SELECT call.cat, TRUE, 'int_runtime_calls (' || call.cat || ')', count(*)
+    FROM int_runtime_calls AS call
+    GROUP BY call.cat
     UNION ALL
     SELECT 'nvtx_kernel', FALSE, 'int_nvtx_gpu_projection',
         (SELECT count(*) FROM int_nvtx_gpu_projection)
@@ -97,4 +104,4 @@ FROM slices
 FULL JOIN emitted ON emitted.cat = slices.cat
 WHERE coalesce(slices.slices, 0) <> coalesce(emitted.events, 0);
 
-COMMENT ON VIEW check_source_counts IS 'Contract check (output-contract.md, Tracks and Events; Summary: nothing lost silently): per kind of slice, the trace draws each GPU operation of int_gpu_ops and each GPU-side sync, CUDA event record and NVTX row of the staging views once (and the Core/PCIe/D2D/NVTX Kernel copies), and the writer emits one event per int_slices row. Rows = violations (message, seq NULL).';
+COMMENT ON VIEW check_source_counts IS 'Contract check (output-contract.md, Tracks and Events; Summary: nothing lost silently): per kind of slice, the trace draws each GPU operation of int_gpu_ops, each CUDA API call of int_runtime_calls and each GPU-side sync, CUDA event record and NVTX row of the staging views once (and the Core/PCIe/D2D/NVTX Kernel copies), and the writer emits one event per int_slices row. Rows = violations (message, seq NULL).';
