@@ -10,6 +10,8 @@ import os
 import re
 import signal
 import sys
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -241,6 +243,29 @@ def _terminate(signum, frame):
     raise KeyboardInterrupt
 
 
+@contextmanager
+def _stop_signals():
+    """While a command runs, SIGTERM and SIGHUP stop it like Ctrl-C
+    (:func:`_terminate`: temporary files removed); when it returns or fails,
+    the handlers from before are back (a decorator of convert, merge, sql).
+
+    A caller of :func:`main` in-process (the tests, a notebook) keeps its
+    own: a process it forks later inherits them, and a Python-level SIGTERM
+    handler there turns ``multiprocessing.Pool.terminate()`` into a race (a
+    SIGTERM that lands just before a worker blocks on the pool's queue lock
+    is never acted on: the worker, and the pool's join, hang). Main thread
+    only (elsewhere ``signal.signal`` is refused)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {sig: signal.signal(sig, _terminate) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+
 @main.command("convert", context_settings={"ignore_unknown_options": True})
 @click.argument("paths", nargs=-1, required=True)
 @click.option(
@@ -334,6 +359,7 @@ def _terminate(signum, frame):
     help="Convert on this running Dask cluster (tcp://HOST:PORT, or its scheduler "
     "JSON file), e.g. one on SLURM; its workers must see the same paths. As --jobs.",
 )
+@_stop_signals()
 def convert_cmd(
     paths,
     nsys_path,
@@ -398,8 +424,6 @@ def convert_cmd(
         raise click.UsageError(
             "--timings prints one conversion's stages; not with --jobs or --scheduler"
         )
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _terminate)
     if jobs is not None or scheduler is not None:
         sys.exit(_convert_parallel(paths, opts, jobs or 1, scheduler))
     failed = 0
@@ -660,9 +684,8 @@ WHERE cat = 'kernel' AND is_primary GROUP BY 1 ORDER BY 2 DESC LIMIT 10"
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the result to this file (csv, json, parquet).",
 )
+@_stop_signals()
 def sql_cmd(name, command, fmt, output):
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _terminate)  # stop like Ctrl-C: temporary files removed
     if command is None:
         sys.exit(_interactive(name))
     if fmt == "parquet" and output is None:
@@ -971,6 +994,7 @@ def sql_files_cmd(dest, force):
 )
 @trace_format_option
 @cpu_side_options
+@_stop_signals()
 def merge_cmd(
     name,
     paths,
@@ -1022,8 +1046,6 @@ def merge_cmd(
         force=force,
         trace_format=trace_format,
     )
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _terminate)
     try:
         with _progress_bar() as bar:
             task = bar.add_task(f"merge {name}", total=None)
