@@ -115,8 +115,8 @@ def print_summary(res: Result, timings: bool) -> None:
     if parts:
         out(
             f"the JSON trace is in {len(parts)} parts (over --max-json-size): open each "
-            "in ui.perfetto.dev on its own (same tracks and time base), or all of it "
-            "with trace_processor --httpd; the Parquet holds every slice"
+            f"in ui.perfetto.dev on its own (nsys-duck open {res.workspace.name} --part K; "
+            "same tracks and time base); the Parquet holds every slice"
         )
         out(str(parts[0].resolve()))
     else:
@@ -554,34 +554,67 @@ def validate_cmd(trace, max_examples, as_json, memory_limit):
     """Check a .perfetto.json.gz against the output contract and Perfetto's rules.
 
     TRACE is the .perfetto.json.gz, or a workspace (name, folder, NAME.duckdb)
-    or the report it was converted from. Exit status 0 when clean, 1 on
-    violations, 2 when there is no trace, 130 on Ctrl-C.
+    or the report it was converted from (of a trace split in parts: every
+    part). Exit status 0 when clean, 1 on violations, 2 when there is no
+    Perfetto trace (also for a Kineto one), 130 on Ctrl-C.
     Example: nsys-duck validate model
     """
     from . import validate as validate_mod
-    from .workspace import locate
+
+    files = _trace_files(trace)
+    for file in files:
+        if validate_mod.is_kineto_trace(file):
+            _fail(
+                trace,
+                f"{file.name} is a Kineto trace (what --format kineto writes, for PyTorch's "
+                "tools such as HTA), not a Perfetto JSON trace: validate checks "
+                "NAME.perfetto.json.gz (convert --format perfetto or both)",
+            )
+            sys.exit(2)
+    reps = []
+    for file in files:
+        try:
+            reps.append(
+                validate_mod.validate_trace(
+                    file, max_examples=max_examples, memory_limit=memory_limit
+                )
+            )
+        except FileNotFoundError:
+            _fail(trace, f"no trace at {file}")
+            sys.exit(2)
+        except KeyboardInterrupt:
+            _fail(None, "interrupted")
+            sys.exit(130)
+    sys.exit(validate_mod.print_reports(reps, as_json))
+
+
+def _trace_files(trace: str) -> list[Path]:
+    """The Perfetto JSON files ``validate TRACE`` checks: the file itself, or
+    the workspace's ``NAME.perfetto.json.gz``, or every part of its split
+    trace; exits 2 with one sentence when there is none."""
+    from .workspace import kineto_only, locate
 
     file = Path(trace).expanduser()
-    if not (file.is_file() and file.name.endswith(".json.gz")):
-        try:
-            file = locate(trace)[0].json_gz
-        except NsysDuckError as exc:
-            _fail(trace, str(exc))
-            sys.exit(2)
-        if not file.is_file():
-            _fail(trace, f"no trace at {file} (run nsys-duck convert first)")
-            sys.exit(2)
+    if file.is_file() and file.name.endswith(".json.gz"):
+        return [file]
     try:
-        rep = validate_mod.validate_trace(
-            file, max_examples=max_examples, memory_limit=memory_limit
-        )
-    except FileNotFoundError:
-        _fail(trace, f"no trace at {file}")
+        ws = locate(trace)[0]
+    except NsysDuckError as exc:
+        _fail(trace, str(exc))
         sys.exit(2)
-    except KeyboardInterrupt:
-        _fail(None, "interrupted")
-        sys.exit(130)
-    sys.exit(validate_mod.print_report(rep, as_json))
+    if ws.json_parts:
+        return ws.json_parts
+    if kineto_only(ws):
+        _fail(
+            trace,
+            f"{ws.name} holds a Kineto trace only (converted with --format kineto), no "
+            "Perfetto JSON trace to validate: convert again with --format both",
+        )
+        sys.exit(2)
+    if not ws.json_gz.is_file():
+        _fail(trace, f"no trace at {ws.json_gz} (run nsys-duck convert first)")
+        sys.exit(2)
+    return [ws.json_gz]
 
 
 # --- SQL workbench ------------------------------------------------------------
