@@ -626,10 +626,14 @@ WHAT_NAME_IS = (
 
 
 def _workbench(name: str, as_file: bool = False):
+    from .errors import InputError
     from .workbench import open_workbench
 
     try:
         return open_workbench(name, as_file=as_file)
+    except InputError as exc:  # no such workspace, not converted: a usage error, as click's
+        _fail(name, str(exc))
+        sys.exit(2)
     except NsysDuckError as exc:
         _fail(name, str(exc))
         sys.exit(1)

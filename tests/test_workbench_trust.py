@@ -321,7 +321,7 @@ def test_sql_errors_are_one_sentence(converted_cufcm):
     bad = run_cli(tmp, "sql", "cufcm_memset", "-c", "SELECT * FROM no_such_view")
     assert_fails(bad, "SQL error: Catalog Error")
     missing = run_cli(tmp, "sql", "no_such_workspace", "-c", "SELECT 1")
-    assert_fails(missing, "no such file or directory, and no workspace")
+    assert_fails(missing, "no such file or directory, and no workspace", status=2)
 
 
 # --- 5. sql-files --copy keeps edits -------------------------------------------
