@@ -34,7 +34,7 @@ from pathlib import Path
 import duckdb
 
 from . import database, pipeline
-from .errors import InputError, SqlStageError
+from .errors import InputError, SqlStageError, WorkspaceError
 from .workspace import DATABASE_SUFFIX, MERGE_RANKS_DIR, locate, workspace_root
 
 #: command word -> file under sql/reports/ (the CLI's choices: tests/test_report_command.py)
@@ -198,7 +198,7 @@ def _report_databases(
 def _slices(db: Path) -> int | None:
     try:
         rcon = database.open_database(db)
-    except InputError:
+    except WorkspaceError:
         return None
     try:
         return rcon.execute("SELECT count(*) FROM int_slices").fetchall()[0][0]
