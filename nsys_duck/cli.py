@@ -10,6 +10,8 @@ import os
 import re
 import signal
 import sys
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -156,8 +158,8 @@ def print_summary(res: Result, timings: bool) -> None:
     if parts:
         out(
             f"the JSON trace is in {len(parts)} parts (over --max-json-size): open each "
-            "in ui.perfetto.dev on its own (same tracks and time base), or all of it "
-            "with trace_processor --httpd; the Parquet holds every slice"
+            f"in ui.perfetto.dev on its own (nsys-duck open {res.workspace.name} --part K; "
+            "same tracks and time base); the Parquet holds every slice"
         )
         out(str(parts[0].resolve()))
     else:
@@ -286,6 +288,29 @@ def _terminate(signum, frame):
     raise KeyboardInterrupt
 
 
+@contextmanager
+def _stop_signals():
+    """While a command runs, SIGTERM and SIGHUP stop it like Ctrl-C
+    (:func:`_terminate`: temporary files removed); when it returns or fails,
+    the handlers from before are back (a decorator of convert, merge, sql).
+
+    A caller of :func:`main` in-process (the tests, a notebook) keeps its
+    own: a process it forks later inherits them, and a Python-level SIGTERM
+    handler there turns ``multiprocessing.Pool.terminate()`` into a race (a
+    SIGTERM that lands just before a worker blocks on the pool's queue lock
+    is never acted on: the worker, and the pool's join, hang). Main thread
+    only (elsewhere ``signal.signal`` is refused)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {sig: signal.signal(sig, _terminate) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+
 @main.command("convert", context_settings={"ignore_unknown_options": True})
 @click.argument("paths", nargs=-1, required=True)
 @click.option(
@@ -382,6 +407,7 @@ def _terminate(signum, frame):
     help="Convert on this running Dask cluster (tcp://HOST:PORT, or its scheduler "
     "JSON file), e.g. one on SLURM; its workers must see the same paths. As --jobs.",
 )
+@_stop_signals()
 def convert_cmd(
     paths,
     nsys_path,
@@ -446,8 +472,6 @@ def convert_cmd(
         raise click.UsageError(
             "--timings prints one conversion's stages; not with --jobs or --scheduler"
         )
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _terminate)
     if jobs is not None or scheduler is not None:
         sys.exit(_convert_parallel(paths, opts, jobs or 1, scheduler))
     failed = 0
@@ -578,34 +602,67 @@ def validate_cmd(trace, max_examples, as_json, memory_limit):
     """Check a .perfetto.json.gz against the output contract and Perfetto's rules.
 
     TRACE is the .perfetto.json.gz, or a workspace (name, folder, NAME.duckdb)
-    or the report it was converted from. Exit status 0 when clean, 1 on
-    violations, 2 when there is no trace, 130 on Ctrl-C.
+    or the report it was converted from (of a trace split in parts: every
+    part). Exit status 0 when clean, 1 on violations, 2 when there is no
+    Perfetto trace (also for a Kineto one), 130 on Ctrl-C.
     Example: nsys-duck validate model
     """
     from . import validate as validate_mod
-    from .workspace import locate
+
+    files = _trace_files(trace)
+    for file in files:
+        if validate_mod.is_kineto_trace(file):
+            _fail(
+                trace,
+                f"{file.name} is a Kineto trace (what --format kineto writes, for PyTorch's "
+                "tools such as HTA), not a Perfetto JSON trace: validate checks "
+                "NAME.perfetto.json.gz (convert --format perfetto or both)",
+            )
+            sys.exit(2)
+    reps = []
+    for file in files:
+        try:
+            reps.append(
+                validate_mod.validate_trace(
+                    file, max_examples=max_examples, memory_limit=memory_limit
+                )
+            )
+        except FileNotFoundError:
+            _fail(trace, f"no trace at {file}")
+            sys.exit(2)
+        except KeyboardInterrupt:
+            _fail(None, "interrupted")
+            sys.exit(130)
+    sys.exit(validate_mod.print_reports(reps, as_json))
+
+
+def _trace_files(trace: str) -> list[Path]:
+    """The Perfetto JSON files ``validate TRACE`` checks: the file itself, or
+    the workspace's ``NAME.perfetto.json.gz``, or every part of its split
+    trace; exits 2 with one sentence when there is none."""
+    from .workspace import kineto_only, locate
 
     file = Path(trace).expanduser()
-    if not (file.is_file() and file.name.endswith(".json.gz")):
-        try:
-            file = locate(trace)[0].json_gz
-        except NsysDuckError as exc:
-            _fail(trace, str(exc))
-            sys.exit(2)
-        if not file.is_file():
-            _fail(trace, f"no trace at {file} (run nsys-duck convert first)")
-            sys.exit(2)
+    if file.is_file() and file.name.endswith(".json.gz"):
+        return [file]
     try:
-        rep = validate_mod.validate_trace(
-            file, max_examples=max_examples, memory_limit=memory_limit
-        )
-    except FileNotFoundError:
-        _fail(trace, f"no trace at {file}")
+        ws = locate(trace)[0]
+    except NsysDuckError as exc:
+        _fail(trace, str(exc))
         sys.exit(2)
-    except KeyboardInterrupt:
-        _fail(None, "interrupted")
-        sys.exit(130)
-    sys.exit(validate_mod.print_report(rep, as_json))
+    if ws.json_parts:
+        return ws.json_parts
+    if kineto_only(ws):
+        _fail(
+            trace,
+            f"{ws.name} holds a Kineto trace only (converted with --format kineto), no "
+            "Perfetto JSON trace to validate: convert again with --format both",
+        )
+        sys.exit(2)
+    if not ws.json_gz.is_file():
+        _fail(trace, f"no trace at {ws.json_gz} (run nsys-duck convert first)")
+        sys.exit(2)
+    return [ws.json_gz]
 
 
 # --- SQL workbench ------------------------------------------------------------
@@ -617,10 +674,14 @@ WHAT_NAME_IS = (
 
 
 def _workbench(name: str, as_file: bool = False):
+    from .errors import InputError
     from .workbench import open_workbench
 
     try:
         return open_workbench(name, as_file=as_file)
+    except InputError as exc:  # no such workspace, not converted: a usage error, as click's
+        _fail(name, str(exc))
+        sys.exit(2)
     except NsysDuckError as exc:
         _fail(name, str(exc))
         sys.exit(1)
@@ -708,9 +769,8 @@ WHERE cat = 'kernel' AND is_primary GROUP BY 1 ORDER BY 2 DESC LIMIT 10"
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the result to this file (csv, json, parquet).",
 )
+@_stop_signals()
 def sql_cmd(name, command, fmt, output):
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _terminate)  # stop like Ctrl-C: temporary files removed
     if command is None:
         sys.exit(_interactive(name))
     if fmt == "parquet" and output is None:
@@ -1021,6 +1081,7 @@ def sql_files_cmd(dest, force):
 )
 @trace_format_option
 @cpu_side_options
+@_stop_signals()
 def merge_cmd(
     name,
     paths,
@@ -1072,8 +1133,6 @@ def merge_cmd(
         force=force,
         trace_format=trace_format,
     )
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _terminate)
     try:
         with _progress_bar() as bar:
             task = bar.add_task(f"merge {name}", total=None)
@@ -1146,9 +1205,7 @@ def print_merge_summary(res) -> None:
     shown = rows if len(rows) <= MERGE_ROWS_SHOWN else rows[: MERGE_ROWS_SHOWN // 2]
     for r in shown:
         first = (
-            f"{(r.align_ns + r.shift_ns - origin) / 1e9:.6f} s"
-            if r.align_ns is not None
-            else "-"
+            f"{(r.align_ns + r.shift_ns - origin) / 1e9:.6f} s" if r.align_ns is not None else "-"
         )
         out(f"  {r.label:<{width}}  {r.status:<10}  {first:>16}  {r.shift_ns:>20,}  {r.slices:,}")
     for r in shown:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import duckdb
 
-from .errors import InputError
+from .errors import WorkspaceError
 
 # The oldest DuckDB that opens NAME.duckdb: 1.4, the long-term-support
 # release; 1.5.x (the DuckDB CLI on PyPI) and 2.x read it too.
@@ -95,20 +95,21 @@ def open_database(path: Path) -> duckdb.DuckDBPyConnection:
     """Open a saved ``NAME.duckdb`` read-only (it reads no other file).
 
     Raises:
-        InputError: the file is not a DuckDB database this DuckDB reads
+        WorkspaceError: the file is not a DuckDB database this DuckDB reads
             (damaged, or written by a newer DuckDB), or another program
-            holds it open for writing.
+            holds it open for writing (a problem of the file, not of the
+            NAME given: exit status 1, not 2).
     """
     try:
         return duckdb.connect(str(path), read_only=True)
     except duckdb.Error as exc:
         text = " ".join(str(exc).split())
         if "lock" in text.lower():
-            raise InputError(
+            raise WorkspaceError(
                 f"{path.name} is open for writing in another program "
                 "(DuckDB allows one writer); close it, or open it there "
                 "read-only (duckdb -readonly)"
             ) from None
-        raise InputError(
+        raise WorkspaceError(
             f"cannot open {path.name} ({text[:200]}); convert the report again to rewrite it"
         ) from None

@@ -35,7 +35,7 @@ from pathlib import Path
 import duckdb
 
 from . import database, manifest, pipeline
-from .errors import InputError, SqlStageError
+from .errors import InputError, SqlStageError, WorkspaceError
 from .workspace import DATABASE_SUFFIX, MERGE_RANKS_DIR, locate, workspace_root
 
 #: command word -> file under sql/reports/ (the CLI's choices: tests/test_report_command.py)
@@ -230,7 +230,7 @@ def _same_report(db: Path, source: dict | None, slices: int) -> bool:
 def _slices(db: Path) -> int | None:
     try:
         rcon = database.open_database(db)
-    except InputError:
+    except WorkspaceError:
         return None
     try:
         return rcon.execute("SELECT count(*) FROM int_slices").fetchall()[0][0]
@@ -313,78 +313,137 @@ def to_json(res: ReportResult) -> str:
     )
 
 
+#: what GitHub's Markdown reads as markup inside a table cell (emphasis,
+#: code, links, HTML tags and entities, strikethrough, math, the cell
+#: separator): each is written backslash-escaped
+MARKDOWN_SPECIAL = "\\`*_[]<>|~&$"
+
+
+def _visible(text: str) -> str:
+    """``text`` with its control characters (and other unprintable ones)
+    written as Python escapes (``\\x01``, ``\\n``): shown, not acted on
+    by a terminal or a Markdown reader."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _markdown_text(text: str) -> str:
+    """``text`` as literal Markdown: :func:`_visible`, then each character
+    of :data:`MARKDOWN_SPECIAL` backslash-escaped."""
+    return "".join("\\" + c if c in MARKDOWN_SPECIAL else c for c in _visible(text))
+
+
 def to_markdown(res: ReportResult) -> str:
-    """A GitHub-flavoured Markdown table (numbers right-aligned)."""
-
-    def cell(v: object, c: str) -> str:
-        return _shown(v, c).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
+    """A GitHub-flavoured Markdown table (numbers right-aligned), every name
+    literal (:func:`_markdown_text`)."""
     numeric = [
         bool(res.rows) and all(_is_number(r[i]) or r[i] is None for r in res.rows)
         for i in range(len(res.columns))
     ]
+
+    def cell(v: object, i: int) -> str:
+        shown = _shown(v, res.columns[i])
+        return shown if numeric[i] else _markdown_text(shown)
+
     lines = [
-        "| " + " | ".join(c.replace("|", "\\|") for c in res.columns) + " |",
+        "| " + " | ".join(_markdown_text(c) for c in res.columns) + " |",
         "|" + "|".join("---:" if n else "---" for n in numeric) + "|",
     ]
-    lines += [
-        "| " + " | ".join(cell(v, c) for v, c in zip(r, res.columns, strict=True)) + " |"
-        for r in res.rows
-    ]
+    lines += ["| " + " | ".join(cell(v, i) for i, v in enumerate(r)) + " |" for r in res.rows]
     return "\n".join(lines) + "\n"
 
 
 #: a text column (a kernel name) keeps at least this many characters a line
-TEXT_MIN_WIDTH = 40
+TEXT_MIN_WIDTH = 24
+#: what the table puts between two columns (padding, rule, padding)
+COLUMN_GAP = 3
+
+
+def _column_widths(natural: list[int], numeric: list[bool], width: int) -> list[int]:
+    """Each column's width in a table of ``width`` characters: numbers and
+    headers never narrower than they are; text columns as wide as their
+    longest cell, the widest narrowed first while the table is too wide, to
+    no less than :data:`TEXT_MIN_WIDTH` (the table may then pass ``width``)."""
+    widths = list(natural)
+    least = [n if numeric[i] else min(n, TEXT_MIN_WIDTH) for i, n in enumerate(natural)]
+    excess = sum(widths) + COLUMN_GAP * (len(widths) - 1) - width
+    while excess > 0:
+        i = max(range(len(widths)), key=lambda k: widths[k] - least[k])
+        if widths[i] <= least[i]:
+            break
+        step = min(excess, widths[i] - least[i])
+        widths[i] -= step
+        excess -= step
+    return widths
+
+
+def _wrapped(text: str, width: int) -> str:
+    """``text`` in lines of at most ``width`` characters, broken at spaces
+    where it can and inside a word where it must; every character is kept
+    (the space a line breaks at is the break)."""
+    import textwrap
+
+    if len(text) <= width:
+        return text
+    return "\n".join(
+        textwrap.wrap(
+            text,
+            width,
+            break_long_words=True,
+            break_on_hyphens=False,
+            replace_whitespace=False,
+            drop_whitespace=True,
+        )
+    )
 
 
 def print_table(res: ReportResult, console=None) -> None:
     """A readable table (rich): numbers right-aligned with separators and
-    never cut, names wrapped in their column (at least
-    :data:`TEXT_MIN_WIDTH` characters a line; a terminal narrower than
-    that table gets it anyway, its lines wrap: no column is dropped). Not
-    on a terminal (piped), every row is one line."""
+    never cut; on a terminal, names wrapped whole in their column (at least
+    :data:`TEXT_MIN_WIDTH` characters a line, :func:`_wrapped`: no
+    character dropped; a terminal narrower than that table gets it anyway,
+    its lines wrap: no column is dropped). Not on a terminal (piped), every
+    row is one line. Cells are plain text: no rich markup or ``:emoji:``
+    code in a kernel or NVTX name is rendered, control characters are
+    shown escaped (:func:`_visible`)."""
     from rich import box
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    cells = [[_shown(v, c) for v, c in zip(row, res.columns, strict=True)] for row in res.rows]
+    plain = {"markup": False, "emoji": False, "highlight": False}
+    cells = [
+        [_visible(_shown(v, c)) for v, c in zip(row, res.columns, strict=True)] for row in res.rows
+    ]
     numeric = [
         bool(res.rows) and all(_is_number(r[i]) or r[i] is None for r in res.rows)
         for i in range(len(res.columns))
     ]
     natural = [max([len(c), *(len(r[i]) for r in cells)]) for i, c in enumerate(res.columns)]
-    longest = [max((len(r[i]) for r in cells), default=0) for i in range(len(res.columns))]
-    least = [
-        longest[i] if numeric[i] else min(natural[i], TEXT_MIN_WIDTH)
-        for i in range(len(res.columns))
-    ]
     piped = None
-    if console is None:
-        if sys.stdout.isatty():
-            needed = sum(max(w, 4) for w in least) + 3 * len(least)
-            console = Console()
-            if console.width < needed:
-                console = Console(width=needed)
-        else:  # as wide as the longest row, without the padding after it
-            piped = io.StringIO()
-            wide = sum(natural) + 4 * len(natural) + 8
-            console = Console(file=piped, width=wide, soft_wrap=False, color_system=None)
+    if console is None and not sys.stdout.isatty():  # as wide as the longest row
+        piped = io.StringIO()
+        wide = sum(natural) + COLUMN_GAP * len(natural) + 8
+        console = Console(file=piped, width=wide, soft_wrap=False, color_system=None, **plain)
+    elif console is None:
+        console = Console(**plain)
+    widths = _column_widths(natural, numeric, console.width)
+    needed = sum(widths) + COLUMN_GAP * (len(widths) - 1)
+    if console.width < needed:
+        console = Console(width=needed, file=console.file, **plain)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     for i, c in enumerate(res.columns):
         table.add_column(
-            c,
+            Text(c),
             justify="right" if numeric[i] else "left",
-            no_wrap=numeric[i],
-            min_width=least[i],
-            overflow="fold",
+            width=widths[i],
+            no_wrap=True,
             header_style="bold",
         )
     for row in cells:
-        table.add_row(*row)
-    console.print(table, markup=False, highlight=False)
+        table.add_row(*(Text(_wrapped(v, widths[i])) for i, v in enumerate(row)))
+    console.print(table, **plain)
     if not res.rows:
-        console.print(f"(no rows: the workspace has no data for {res.report})", markup=False)
+        console.print(f"(no rows: the workspace has no data for {res.report})", **plain)
     if piped is not None:
         sys.stdout.write("".join(line.rstrip() + "\n" for line in piped.getvalue().splitlines()))
 

@@ -51,7 +51,7 @@ from urllib.parse import quote, unquote, urlsplit
 import click
 
 from .errors import InputError, NsysDuckError
-from .workspace import locate
+from .workspace import JSON_SUFFIX, Workspace, kineto_only, locate
 from .writers import human_size
 
 PERFETTO_UI = "https://ui.perfetto.dev"
@@ -85,23 +85,50 @@ def _not_converted(report: str = "REPORT") -> NotConvertedError:
     return NotConvertedError(f"not converted yet (run nsys-duck convert {report} first)")
 
 
-def resolve_trace(name: str, root: Path | None = None) -> Path:
+def resolve_trace(name: str, root: Path | None = None, part: int | None = None) -> Path:
     """The trace file ``name`` stands for (absolute): a ``.json.gz``/``.json``
     trace file itself, else the ``NAME.perfetto.json.gz`` of the workspace
     :func:`workspace.locate` finds for it (a workspace name or folder, its
-    ``NAME.duckdb``, or the report / export it was converted from).
+    ``NAME.duckdb``, or the report / export it was converted from); of a
+    split trace (``NAME.part-NNN.perfetto.json.gz``), part ``part`` (default
+    1).
 
     Raises:
-        NotConvertedError: the workspace has no trace (yet).
-        InputError: nothing of that name or path.
+        NotConvertedError: the workspace has no Perfetto trace (yet), or
+            only a Kineto one (``--format kineto``).
+        InputError: nothing of that name or path; ``part`` is not one of the
+            trace's parts, or the trace is not split.
     """
     path = Path(name).expanduser()
     if path.is_file() and (path.name.endswith(".json.gz") or path.name.endswith(".json")):
+        if part is not None:
+            raise InputError(f"--part {part} picks a part of a workspace's split trace")
         return path.resolve()
     ws, source = locate(name, root)
-    if ws.json_gz.is_file():
+    parts = ws.json_parts
+    if ws.json_gz.is_file() and not parts:
+        if part is not None:
+            raise InputError(f"--part {part}: the trace is not split (one file, {ws.json_gz.name})")
         return ws.json_gz.resolve()
+    if parts:
+        chosen = ws.json_part(part or 1)
+        if chosen not in parts:
+            raise InputError(f"--part {part}: the trace has parts 1 to {len(parts)}")
+        return chosen.resolve()
+    if kineto_only(ws):
+        raise NotConvertedError(
+            f"{ws.name} holds a Kineto trace only (converted with --format kineto), no Perfetto "
+            f"trace: open one of its files (nsys-duck open {ws.kineto_dir / 'rank0.json.gz'}) "
+            f"or convert again with --format both"
+        )
     raise _not_converted(name if source is not None else "REPORT")
+
+
+def split_parts(trace: Path) -> list[Path]:
+    """All the parts of the split trace ``trace`` is a part of, in order
+    (empty: ``trace`` is not a part)."""
+    m = re.fullmatch(r"(.+)\.part-\d{3}" + re.escape(JSON_SUFFIX), trace.name)
+    return Workspace(trace.parent, m.group(1)).json_parts if m else []
 
 
 # --- links ------------------------------------------------------------------
@@ -563,6 +590,7 @@ def run_open(
     browser: bool = True,
     trace_processor: str | os.PathLike | None = None,
     accelerate: bool = False,
+    part: int | None = None,
     root: Path | None = None,
     out: Echo = click.echo,
     err: Echo | None = None,
@@ -582,8 +610,9 @@ def run_open(
     if accelerate and once:
         return fail("--once serves the file once; it has no meaning with --accelerate", 2)
     try:
-        trace = resolve_trace(name, root)
+        trace = resolve_trace(name, root, part)
         size = trace.stat().st_size
+        _say_part(trace, out)
         with _Signals():
             if accelerate:
                 return _run_accelerator(trace, size, port, browser, trace_processor, out)
@@ -592,6 +621,18 @@ def run_open(
         return fail(str(exc))
     except (_Stop, KeyboardInterrupt) as stop:  # before serving began
         return _stopped(out, getattr(stop, "signum", signal.SIGINT))
+
+
+def _say_part(trace: Path, out: Echo) -> None:
+    """Which part of a split trace is opened (nothing for a whole trace)."""
+    parts = split_parts(trace)
+    if parts:
+        k = parts.index(trace) + 1 if trace in parts else 0
+        out(
+            f"the trace is in {len(parts)} parts (over --max-json-size), each a complete trace "
+            f"with the same tracks and time base: opening part {k} of {len(parts)}; "
+            f"--part K opens another"
+        )
 
 
 def _run_file_server(
@@ -712,7 +753,14 @@ def _run_accelerator(
     help="trace_processor_shell to use (implies --accelerate; default: "
     "$NSYS_DUCK_TRACE_PROCESSOR, then PATH).",
 )
-def open_cmd(name, port, once, no_browser, accelerate, trace_processor):
+@click.option(
+    "--part",
+    metavar="K",
+    type=click.IntRange(min=1),
+    help="Of a trace split in parts (NAME.part-001.perfetto.json.gz, ...): open part K "
+    "(default: 1).",
+)
+def open_cmd(name, port, once, no_browser, accelerate, trace_processor, part):
     """Show a converted trace in ui.perfetto.dev, served from this machine.
 
     NAME is a workspace name, a workspace folder, a .perfetto.json.gz, or a
@@ -720,7 +768,8 @@ def open_cmd(name, port, once, no_browser, accelerate, trace_processor):
     127.0.0.1, prints the ui.perfetto.dev link that loads it and opens it in
     a browser when there is a display; serves until Ctrl-C. --accelerate runs
     trace_processor_shell --httpd on the trace instead: open ui.perfetto.dev
-    and click "YES, use loaded trace".
+    and click "YES, use loaded trace". Of a trace split in parts (over
+    --max-json-size), one part at a time: --part K (default 1).
 
     Example: nsys-duck open model
     """
@@ -732,6 +781,7 @@ def open_cmd(name, port, once, no_browser, accelerate, trace_processor):
             browser=not no_browser,
             trace_processor=trace_processor,
             accelerate=accelerate,
+            part=part,
         )
     )
 

@@ -74,7 +74,16 @@ try:  # ISA-L is ~2x faster than zlib; same API.
 except ImportError:  # pragma: no cover - isal is a dependency
     _zlib = zlib
 
-__all__ = ["RULES", "ValidationReport", "Violation", "main", "print_report", "validate_trace"]
+__all__ = [
+    "RULES",
+    "ValidationReport",
+    "Violation",
+    "is_kineto_trace",
+    "main",
+    "print_report",
+    "print_reports",
+    "validate_trace",
+]
 
 #: Rule ids, in report order.
 RULES = (
@@ -742,6 +751,48 @@ def print_report(rep: ValidationReport, as_json: bool = False) -> int:
         if v.event:
             print(f"    {v.event}")
     return 1
+
+
+def print_reports(reps: list[ValidationReport], as_json: bool = False) -> int:
+    """Print the reports of a trace's files (one, or every part of a split
+    trace, then a line on all of them; JSON: one report, or ``{"ok", "parts"}``);
+    returns the exit status: 0 when all are clean, 1 on violations."""
+    if len(reps) == 1:
+        return print_report(reps[0], as_json)
+    ok = all(r.ok for r in reps)
+    if as_json:
+        parts = [dict(asdict(r), ok=r.ok) for r in reps]
+        print(json.dumps({"ok": ok, "parts": parts}, indent=2, ensure_ascii=False))
+        return 0 if ok else 1
+    for i, rep in enumerate(reps):
+        if i:
+            print()
+        print_report(rep)
+    failed = sum(not r.ok for r in reps)
+    print()
+    print(
+        f"all {len(reps)} parts: OK, no violations"
+        if ok
+        else f"FAILED: violations in {failed} of {len(reps)} parts"
+    )
+    return 0 if ok else 1
+
+
+#: How a Kineto trace (``--format kineto``, sql/60_kineto) starts: a JSON
+#: object, not the bare array of a Perfetto trace.
+KINETO_HEAD = re.compile(rb'\s*\{\s*"(schemaVersion|traceEvents|distributedInfo)"')
+
+
+def is_kineto_trace(path) -> bool:
+    """``path`` (gzip or plain) starts as a Kineto trace does (an object
+    with ``schemaVersion``/``traceEvents``), what this validator does not check."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(1 << 16)
+        head = zlib.decompressobj(47).decompress(raw, 4096) if raw[:2] == b"\x1f\x8b" else raw
+    except (OSError, zlib.error):
+        return False
+    return KINETO_HEAD.match(head) is not None
 
 
 def main(argv: list[str] | None = None) -> None:

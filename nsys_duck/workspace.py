@@ -209,6 +209,11 @@ class Workspace:
         return self.dir / ".nsys-duck.lock"
 
 
+def kineto_only(ws: Workspace) -> bool:
+    """``ws`` holds a Kineto trace (``--format kineto``) and no Perfetto JSON."""
+    return ws.kineto_dir.is_dir() and not ws.json_gz.is_file() and not ws.json_parts
+
+
 def workspace_for(
     source: Source, root: Path | None = None, folder: Path | None = None
 ) -> Workspace:

@@ -76,6 +76,8 @@ def _convert(python: Path, root: Path) -> Path:
     return Path(out.stdout.strip().splitlines()[-1]).parent
 
 
+# pip installs DuckDB 1.4 and nsys-duck into a venv (up to 900 s), then converts (600 s)
+@pytest.mark.timeout(1800)
 def test_duckdb_14_runs_the_pipeline_and_reads_our_database(tmp_path):
     venv = _venv()
     old_python = venv / "bin" / "python"

@@ -31,6 +31,7 @@ import logging
 import math
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -427,3 +428,41 @@ def test_a_merge_of_big_ranks_loads_in_hta_with_ranks_from_0(tmp_path):
     assert set(idle["rank"]) == {0, 1} and (idle["idle_time"] >= 0).all()
     found = check_hta(ws.kineto_dir, ws.database, 2)
     assert all(f["kernels"] > 8_000 for f in found.values())
+
+
+def _marker(signum, frame):  # a handler of the test's own, to see it come back
+    raise AssertionError("not called")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(["convert", "--format", "kineto", "-o", "{tmp}/ws", str(STREAMS)], id="ok"),
+        pytest.param(["convert", "{tmp}/no-such.nsys-rep"], id="convert-fails"),
+        pytest.param(["merge", "job", "{tmp}/no-such.nsys-rep"], id="merge-fails"),
+        pytest.param(["sql", "{tmp}/no-such", "-c", "SELECT 1"], id="sql-fails"),
+    ],
+)
+def test_cli_main_in_process_leaves_the_signal_handlers_as_they_were(tmp_path, args):
+    """convert, merge and sql stop on SIGTERM/SIGHUP like on Ctrl-C only while
+    they run: a caller of cli.main in-process gets its handlers back, on
+    success and on failure. (Left bound to nsys-duck's handler, SIGTERM made
+    HTA's fork Pool hang in the next test: a worker inherits the Python-level
+    handler, and pool.terminate()'s SIGTERM landing just before it blocks on
+    the queue's lock is never acted on.)"""
+    from click.testing import CliRunner
+
+    from nsys_duck.cli import main
+
+    if not STREAMS.is_file():
+        pytest.skip("example missing")
+    wanted = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+    before = {sig: signal.signal(sig, _marker) for sig in wanted}
+    try:
+        run = CliRunner().invoke(main, [a.replace("{tmp}", str(tmp_path)) for a in args])
+        after = {sig: signal.getsignal(sig) for sig in wanted}
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+    assert (run.exit_code == 0) == (args[-1] == str(STREAMS)), run.output
+    assert after == dict.fromkeys(wanted, _marker)

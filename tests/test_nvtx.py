@@ -892,35 +892,58 @@ def test_zero_length_ranges_and_marks(tmp_path):
     assert tracks == {"NVTX Thread [pid 100 tid 101]"}
 
 
-def _duckdb_cli() -> str:
-    """The DuckDB CLI installed with nsys-duck (duckdb-cli, a dependency)."""
-    import shutil
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "nvtx.md"
+# a docs block: ```sql, its first line `-- nsys-duck sql NAME -c "..."` (and
+# `(converted with --nvtx-scope process)` when so), then the output blocks
+DOCS_QUERY = re.compile(
+    r"```sql\n(-- nsys-duck sql (\S+) -c \"\.\.\.\"(?:  \(converted with --nvtx-scope (\w+)\))?"
+    r"\n.*?)```(.*?)(?=```sql|\Z)",
+    re.S,
+)
+
+
+def docs_queries() -> list[tuple[str, str, str, list[str]]]:
+    """docs/nvtx.md's SQL blocks: (workspace name, --nvtx-scope, query, the
+    output blocks after it: the first for that scope, a second for process)."""
+    found = []
+    for m in DOCS_QUERY.finditer(DOCS.read_text(encoding="utf-8")):
+        outputs = re.findall(r"```\n(.*?)```", m.group(4), re.S)
+        found.append((m.group(2), m.group(3) or "thread", m.group(1), outputs))
+    return found
+
+
+def test_docs_queries_are_run_as_the_docs_say():
+    """Every SQL block of docs/nvtx.md says which workspace it runs on and
+    reads the views of NAME.duckdb, not a relative NAME.perfetto.parquet
+    (which `nsys-duck sql NAME -c` cannot find from another folder)."""
+    text = DOCS.read_text(encoding="utf-8")
+    assert len(docs_queries()) == text.count("```sql") == 4
+    assert ".perfetto.parquet'" not in text
+    assert all(outputs for *_, outputs in docs_queries())
+
+
+@pytest.mark.parametrize(
+    ("name", "scope", "query", "outputs"),
+    docs_queries(),
+    ids=[f"{n}-{i}" for i, (n, *_) in enumerate(docs_queries())],
+)
+def test_docs_tables_are_what_nsys_duck_sql_prints(report, name, scope, query, outputs):
+    """docs/nvtx.md's tables are what `nsys-duck sql NAME -c QUERY` prints
+    for the query above them, on a real conversion (a second table: with
+    --nvtx-scope process; issue 13: the thread-scope table had the process
+    scope's memset row)."""
+    import subprocess
     import sys
 
-    beside = Path(sys.executable).parent / "duckdb"
-    cli = str(beside) if beside.is_file() else shutil.which("duckdb")
-    assert cli, "duckdb-cli is a dependency of nsys-duck: its CLI must be installed"
-    return cli
-
-
-def test_docs_no_range_tables_are_what_the_query_prints(report):
-    """docs/nvtx.md's keras tables (ops in no range, per scope) are the DuckDB
-    CLI's output of the query printed above them, on a real conversion
-    (issue 13: the thread-scope table had the process scope's memset row)."""
-    import subprocess
-
-    docs = (Path(__file__).resolve().parent.parent / "docs" / "nvtx.md").read_text()
-    query = re.search(r"```sql\n(SELECT cat, count\(\*\) AS ops.*?)```", docs, re.S).group(1)
-    for scope in ("thread", "process"):
-        run = report("keras_darknet53_nvtx_startend", scope)
+    nsys_duck = Path(sys.executable).with_name("nsys-duck")
+    for table, table_scope in zip(outputs, (scope, "process"), strict=False):
+        ws = report(name, table_scope).result.workspace
         out = subprocess.run(
-            [_duckdb_cli(), "-c", query],
+            [str(nsys_duck), "sql", str(ws.dir), "-c", query],
             capture_output=True,
             text=True,
-            cwd=run.result.workspace.dir,
+            cwd=ws.dir.parent,  # not the workspace: the query must not need it
             timeout=120,
         )
         assert out.returncode == 0, out.stderr
-        table = out.stdout.strip()
-        assert table.count("\n") >= 6
-        assert table in docs, f"--nvtx-scope {scope}:\n{table}"
+        assert out.stdout.strip() == table.strip(), f"--nvtx-scope {table_scope}:\n{out.stdout}"

@@ -126,6 +126,66 @@ def test_no_trace_is_one_sentence(ws, tmp_path):
 # --- the link -----------------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def split_and_kineto(tmp_path_factory):
+    """raiderstream_tiny converted twice under one root: ``split`` with its
+    JSON in parts (--max-json-size 100KB), ``kineto`` with --format kineto
+    only: (root, parts of the split trace, the Kineto workspace)."""
+    root = tmp_path_factory.mktemp("open-split")
+    split = convert(
+        EXAMPLE / "parquet", Options(max_json_bytes=100_000, output_dir=root / "split")
+    ).workspace
+    kineto = convert(
+        EXAMPLE / "parquet", Options(trace_format="kineto", output_dir=root / "kineto")
+    ).workspace
+    assert len(split.json_parts) > 2 and not split.json_gz.exists()
+    assert not kineto.json_gz.exists() and not kineto.json_parts
+    return root, [p.resolve() for p in split.json_parts], kineto
+
+
+def test_a_split_trace_opens_one_part_at_a_time(split_and_kineto):
+    """A split workspace (NAME.part-NNN.perfetto.json.gz, no NAME.perfetto.json.gz)
+    is not "not converted": open serves part 1, --part K another, and says
+    which of how many; a part that is not there is one sentence."""
+    root, parts, _ = split_and_kineto
+    folder = str(parts[0].parent)
+    assert serve.resolve_trace(folder, root) == parts[0]
+    assert serve.resolve_trace(folder, root, part=3) == parts[2]
+    with pytest.raises(InputError, match=rf"--part 99: the trace has parts 1 to {len(parts)}$"):
+        serve.resolve_trace(folder, root, part=99)
+    port = free_port()
+    cmd = Command([folder, "--part", "2", "--once", "--no-browser", "--port", str(port)], root)
+    try:
+        cmd.wait_line("open in Perfetto: ")
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/{parts[1].name}", timeout=10) as r:
+            assert r.read() == parts[1].read_bytes()
+        code, lines, err = cmd.finish()
+    finally:
+        cmd.kill()
+    assert code == 0, err
+    assert lines[0] == (
+        f"the trace is in {len(parts)} parts (over --max-json-size), each a complete trace "
+        f"with the same tracks and time base: opening part 2 of {len(parts)}; "
+        "--part K opens another"
+    )
+    assert lines[1].startswith(f"serving {parts[1]} ")
+
+
+def test_a_kineto_only_workspace_is_one_clear_sentence(split_and_kineto, ws):
+    """--format kineto wrote no Perfetto JSON: open says so and what to do,
+    not "not converted yet"; --part on a whole trace is refused."""
+    root, _, kineto = split_and_kineto
+    code, lines, err = Command([str(kineto.dir), "--once", "--no-browser"], root).finish()
+    assert code == 1 and not lines
+    assert err == (
+        f"nsys-duck: {kineto.dir}: raiderstream_tiny holds a Kineto trace only (converted "
+        "with --format kineto), no Perfetto trace: open one of its files (nsys-duck open "
+        f"{kineto.kineto_dir / 'rank0.json.gz'}) or convert again with --format both\n"
+    )
+    with pytest.raises(InputError, match="--part 2: the trace is not split"):
+        serve.resolve_trace("raiderstream_tiny", ws[0], part=2)
+
+
 def _ui_reads_url_arg(link: str) -> str:
     """What ui.perfetto.dev takes as `url` from the link: the route after
     '#!', its query string with '+' as space, percent-decoded (core/router.ts)."""

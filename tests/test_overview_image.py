@@ -54,3 +54,18 @@ def test_committed_overview_image():
     data = (REPO / "docs" / "overview.png").read_bytes()
     assert png_size(data) == SIZE
     assert len(data) < 300_000, "commit-sized"
+
+
+def test_readme_caption_says_how_the_figure_was_converted():
+    """The caption under the image says what the figure leaves out: the
+    script converts without the CPU-side tracks (its CPU_SIDE_OFF flags), so
+    the picture is not everything Perfetto shows for a default conversion."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("render_overview", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    caption = readme.split("](docs/overview.png)", 1)[1].split("\n\n", 2)[1]
+    assert caption.startswith(f"*`examples/{EXAMPLE}`")
+    assert f"(`{' '.join(module.CPU_SIDE_OFF)}`)" in " ".join(caption.split())

@@ -436,3 +436,141 @@ def duckdb_count(db) -> int:
         return con.execute("SELECT count(*) FROM int_slices").fetchall()[0][0]
     finally:
         con.close()
+
+
+# --- names as the user sees them: whole, literal ------------------------------
+
+LONG = "void flash::fwd_kernel<Flash_fwd_kernel_traits<128, 64, 64, 4, false>, " + ", ".join(
+    f"cute::tuple<cute::C<{i}>, cute::C<{i * 2}>>" for i in range(1, 7)
+)
+HOSTILE = [
+    "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x256x8_stage3_warpsize1x4x1_ffma_aligna4_"
+    "alignc4_execute_kernel__5x_cublas",
+    LONG,
+    "emoji_:smile:_kernel",
+    "markup_[bold]loud[/bold]_kernel",
+    "void k<T*, a|b, *bold*>(`x`)",
+    "ctrl\x01byte",
+]
+
+
+@pytest.fixture(scope="module")
+def hostile_names(tmp_path_factory):
+    """A synthetic export (Nsight's exact types) whose 6 kernels are named
+    as above, converted: its workspace folder."""
+    from conftest import EPOCH, gtid, make_export
+
+    root = tmp_path_factory.mktemp("names")
+    strings = [{"id": 1, "value": "cudaLaunchKernel_v7000"}]
+    strings += [{"id": 10 + i, "value": name} for i, name in enumerate(HOSTILE)]
+    kernels = [
+        {
+            "start": EPOCH + 1000 * (i + 1),
+            "end": EPOCH + 1000 * (i + 1) + 500 - 10 * i,  # a distinct time each: row order
+            "deviceId": 0,
+            "contextId": 1,
+            "streamId": 7,
+            "correlationId": i + 1,
+            "globalPid": gtid(100),
+            "shortName": 10 + i,
+            "demangledName": 10 + i,
+            "gridX": 1,
+            "gridY": 1,
+            "gridZ": 1,
+            "blockX": 32,
+            "blockY": 1,
+            "blockZ": 1,
+        }
+        for i in range(len(HOSTILE))
+    ]
+    export = make_export(
+        root / "in" / "names" / "parquet",
+        {"StringIds": strings, "CUPTI_ACTIVITY_KIND_KERNEL": kernels},
+    )
+    return convert(export, Options(), root=root / "ws").workspace.dir
+
+
+def _on_a_terminal(args: list[str], columns: int) -> str:
+    """``nsys-duck ARGS`` with its stdout on a pseudo-terminal ``columns``
+    wide (COLUMNS too): what it printed, ANSI styles removed."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import sys
+    import termios
+    from pathlib import Path
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    exe = Path(sys.executable).with_name("nsys-duck")
+    env = dict(os.environ, COLUMNS=str(columns), TERM="xterm")
+    proc = subprocess.Popen([str(exe), *args], stdout=slave, stderr=subprocess.PIPE, env=env)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    assert proc.wait(timeout=120) == 0, proc.stderr.read()
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.decode()).replace("\r\n", "\n")
+
+
+def _names_on_a_terminal(ws, columns: int, limit: int = 10) -> tuple[list[str], str]:
+    """top-kernels of ``ws`` on a terminal ``columns`` wide: each row's Name
+    cell, its lines joined without spaces; and the whole text."""
+    text = _on_a_terminal(["report", str(ws), "top-kernels", "--limit", str(limit)], columns)
+    lines = text.splitlines()
+    at = lines[0].index("Name")
+    assert all(len(line.rstrip()) <= columns for line in lines), text
+    names: list[list[str]] = []
+    for line in lines[2:]:
+        if line[:at].strip():  # a row's first line: its numbers
+            names.append([])
+        names[-1].append(line[at:].rstrip())
+    return ["".join(parts).replace(" ", "") for parts in names], text
+
+
+def test_a_narrow_terminal_wraps_real_kernel_names_whole(tmp_path):
+    """On a 140-column terminal the Name column wraps the long cuBLAS and
+    ATen kernel names of a real H100 capture: every character is there, in
+    order (a line breaks at a space, the break, or inside a word). Before,
+    rich's fold dropped the character at each break (..._tn_n_t / lesize...)."""
+    src = NEWER / "nsysai_h100_2gpu_1s" / "nsysai_h100_2gpu_1s.sqlite"
+    if not src.is_file():
+        pytest.skip("newer exports missing")
+    ws = convert(src, Options(), root=tmp_path).workspace
+    expected = [r["Name"].replace(" ", "") for r in ours(ws, "top-kernels", "--limit", "10")]
+    assert max(len(n) for n in expected) > 100  # names longer than the column
+    shown, _ = _names_on_a_terminal(ws.dir, 140)
+    assert shown == expected
+
+
+def test_names_are_shown_not_rendered(hostile_names):
+    """A kernel named with a rich emoji code, rich markup or a control byte
+    is printed as written (the byte escaped), never as an emoji or a style."""
+    shown, text = _names_on_a_terminal(hostile_names, 140)
+    assert shown == [n.replace(" ", "").replace("\x01", "\\x01") for n in HOSTILE], shown
+    assert "😄" not in text and ":smile:" in text and "[bold]loud[/bold]" in text
+    assert "\x01" not in text
+
+
+def test_markdown_escapes_what_markdown_reads(hostile_names):
+    """--format markdown: <, *, |, `, [ ], _ and control bytes of a name are
+    escaped (a raw | splits the row, < starts an HTML tag, * emphasis, a
+    control byte garbles the table), so each row keeps its 9 cells and
+    reads back as the name."""
+    md = run(str(hostile_names), "top-kernels", "--format", "markdown").output.splitlines()
+    rows = md[2:]
+    assert len(rows) == len(HOSTILE)
+    assert all(len(re.findall(r"(?<!\\)\|", r)) == 10 for r in rows), rows
+    assert not any(c in "\x01" for c in "".join(md))
+    names = [re.split(r"(?<!\\)\|", r)[-2].strip() for r in rows]
+    unescaped = {re.sub(r"\\(.)", r"\1", n) for n in names}
+    assert unescaped == {n.replace("\x01", "\\x01") for n in HOSTILE}
+    assert r"void k\<T\*, a\|b, \*bold\*\>(\`x\`)" in names

@@ -15,6 +15,7 @@ import random
 import subprocess
 import sys
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
@@ -951,3 +952,65 @@ def test_ctrl_c_interrupts_a_running_query():
     assert time.monotonic() - t0 < 10
     assert con.execute("SELECT 42").fetchall() == [(42,)]
     con.close()
+
+
+# --------------------------------------------------------------------------
+# what `nsys-duck validate NAME` checks of a workspace
+
+
+RAIDERSTREAM = Path(__file__).resolve().parent.parent / "examples" / "raiderstream_tiny" / "parquet"
+
+
+def test_validate_checks_every_part_of_a_split_trace(tmp_path):
+    """A split workspace (JSON in parts, --max-json-size) is validated part
+    by part, not refused as "no trace"; one bad part fails the whole."""
+    from click.testing import CliRunner
+
+    from conftest import Options, convert
+    from nsys_duck.cli import main as cli
+
+    ws = convert(
+        RAIDERSTREAM, Options(max_json_bytes=100_000, output_dir=tmp_path / "ws")
+    ).workspace
+    parts = ws.json_parts
+    assert len(parts) > 2 and not ws.json_gz.exists()
+    res = CliRunner().invoke(cli, ["validate", str(ws.dir)])
+    assert res.exit_code == 0, res.output
+    assert res.output.count("OK: no violations") == len(parts)
+    assert [p for p in parts if f"{p}: " in res.output] == parts
+    assert res.output.splitlines()[-1] == f"all {len(parts)} parts: OK, no violations"
+    doc = json.loads(CliRunner().invoke(cli, ["validate", str(ws.dir), "--json"]).output)
+    assert doc["ok"] is True and [d["path"] for d in doc["parts"]] == [str(p) for p in parts]
+    parts[1].write_bytes(text(good_events() + [be("E", "ghost", 50)]))  # not even gzip
+    res = CliRunner().invoke(cli, ["validate", str(ws.dir)])
+    assert res.exit_code == 1
+    assert res.output.splitlines()[-1] == f"FAILED: violations in 1 of {len(parts)} parts"
+
+
+def test_validate_knows_a_kineto_trace(tmp_path):
+    """Our own Kineto trace (--format kineto: a JSON object with traceEvents,
+    Kineto's shape, not Perfetto's bare array) is not reported as 3 json
+    violations: validate says in one sentence it checks Perfetto traces
+    (exit 2), for the file and for a Kineto-only workspace."""
+    from click.testing import CliRunner
+
+    from conftest import Options, convert
+    from nsys_duck.cli import main as cli
+
+    ws = convert(RAIDERSTREAM, Options(trace_format="kineto", output_dir=tmp_path / "ws")).workspace
+    rank0 = ws.kineto_dir / "rank0.json.gz"
+    assert v.is_kineto_trace(rank0)
+    assert not v.is_kineto_trace(write(tmp_path, good_events()))
+    res = CliRunner().invoke(cli, ["validate", str(rank0)])
+    assert res.exit_code == 2 and "violation" not in res.output
+    assert res.output == (
+        f"nsys-duck: {rank0}: rank0.json.gz is a Kineto trace (what --format kineto writes, "
+        "for PyTorch's tools such as HTA), not a Perfetto JSON trace: validate checks "
+        "NAME.perfetto.json.gz (convert --format perfetto or both)\n"
+    )
+    res = CliRunner().invoke(cli, ["validate", str(ws.dir)])
+    assert res.exit_code == 2
+    assert res.output == (
+        f"nsys-duck: {ws.dir}: raiderstream_tiny holds a Kineto trace only (converted with "
+        "--format kineto), no Perfetto JSON trace to validate: convert again with --format both\n"
+    )

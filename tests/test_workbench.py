@@ -296,3 +296,23 @@ def test_explain_unknown_name_fails_with_one_line(tmp_path):
     assert out.returncode == 1
     assert "no view, table or macro named 'no_such_view'" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["views", "nosuch"],
+        ["explain", "nosuch", "trace_slices"],
+        ["sql", "nosuch", "-c", "SELECT 1"],
+    ],
+)
+def test_no_such_workspace_is_a_usage_error(tmp_path, args):
+    """views / explain / sql on a NAME that names nothing exit 2, as
+    `report nosuch` and click's usage errors do (was 1), with one line."""
+    env = dict(os.environ, NSYS_WORKSPACE_ROOT=str(tmp_path))
+    out = subprocess.run(
+        [sys.executable, "-m", "nsys_duck.cli", *args], capture_output=True, text=True, env=env
+    )
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.startswith("nsys-duck: nosuch: no such file or directory, and no workspace")
+    assert out.stderr.count("\n") == 1

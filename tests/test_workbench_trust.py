@@ -321,7 +321,7 @@ def test_sql_errors_are_one_sentence(converted_cufcm):
     bad = run_cli(tmp, "sql", "cufcm_memset", "-c", "SELECT * FROM no_such_view")
     assert_fails(bad, "SQL error: Catalog Error")
     missing = run_cli(tmp, "sql", "no_such_workspace", "-c", "SELECT 1")
-    assert_fails(missing, "no such file or directory, and no workspace")
+    assert_fails(missing, "no such file or directory, and no workspace", status=2)
 
 
 # --- 5. sql-files --copy keeps edits -------------------------------------------
@@ -372,8 +372,8 @@ def test_a_report_path_never_finds_another_reports_workspace(tmp_path):
     b = export_copy(CUFCM, tmp_path / "b" / "report1")
     assert run_cli(tmp_path, "convert", a).returncode == 0
     assert run_cli(tmp_path, "convert", "-o", tmp_path / "bws", b).returncode == 0
-    for command in (["sql", b, "-c", "SELECT 1"], ["views", b]):
-        assert_fails(run_cli(tmp_path, *command), f"holds another report, {a}")
+    for command in (["sql", b, "-c", "SELECT 1"], ["views", b]):  # a usage error, as validate
+        assert_fails(run_cli(tmp_path, *command), f"holds another report, {a}", status=2)
     assert_fails(run_cli(tmp_path, "validate", b), "holds another report", status=2)
     assert_fails(run_cli(tmp_path, "open", "--no-browser", b), "holds another report")
     # the report's own workspace folder, and the same content elsewhere, work
