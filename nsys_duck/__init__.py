@@ -1,3 +1,3 @@
 """nsys-duck: Nsight Systems reports to Perfetto traces, with the semantics in DuckDB SQL."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
