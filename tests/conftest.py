@@ -5,10 +5,13 @@ Perfetto import check: ``nsys_duck.convert.convert`` is wrapped below (before
 any test module imports it), so every successful conversion is recorded: a
 hard link to its trace as written (a later conversion into the same
 workspace, or a test removing it, cannot change what is checked) and its
-Parquet slice counts. When the test ends, each recorded trace is loaded once
-with ``trace_processor_shell`` (``perfetto_import.py``) and the test errors
-at teardown if Perfetto reports errors or data loss, or counts other slices
-or flows than we wrote. Traces written by the CLI in a subprocess are
+Parquet slice counts, and, when ``NAME.duckdb`` is beside it, the flows its
+``int_flows`` means the trace to hold (``perfetto_flows.py``). When the test
+ends, each recorded trace is loaded once with ``trace_processor_shell``
+(``perfetto_import.py``) and the test errors at teardown if Perfetto reports
+errors or data loss, counts other slices or flows than we wrote, or (with a
+database) its ``flow`` table is not ``int_flows`` slice by slice: each arrow
+from the CPU slice to the GPU slice it means. Traces written by the CLI in a subprocess are
 recorded with :func:`register_trace`. Dev reports converted by the session
 fixture ``converted`` are checked once, by
 ``test_reports.py::test_perfetto_imports_without_loss[NAME]`` (or, when that
@@ -28,11 +31,13 @@ import os
 import shutil
 import sys
 import tempfile
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
+import perfetto_flows
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -120,6 +125,7 @@ class _Trace:
     origin: Path  # where the trace was written
     snapshot: Path  # hard link (or copy) of it as written
     ours: perfetto_import.Ours  # its Parquet slices, read at once
+    flows: Counter | None  # int_flows as the trace should hold them; None: no NAME.duckdb
     dev_name: str | None = None  # converted by the session fixture `converted`
     problems: list[str] | None = None  # None: not checked yet
     done: bool = False  # checked, or skipped/failed for a missing binary
@@ -129,7 +135,7 @@ _PENDING: list[_Trace] = []  # recorded, not yet checked or handed on
 _DEV: dict[str, _Trace] = {}  # dev report -> its trace (session fixture)
 _SESSION_NAME: list[str] = []  # set while `converted` converts NAME
 _SNAPSHOTS: list[Path] = []  # the folder holding the snapshots
-_STATS = {"checked": 0, "seconds": 0.0, "failed": 0, "skipped": 0}
+_STATS = {"checked": 0, "seconds": 0.0, "failed": 0, "skipped": 0, "flows": 0}
 _UNCHECKED: list[str] = []  # "test id: reason" of perfetto_unchecked tests
 DIRECT_TEST = "test_perfetto_imports_without_loss"
 
@@ -151,7 +157,9 @@ def register_trace(json_gz: Path, parquet: Path | None = None) -> None:
     except OSError:  # another file system: copy
         shutil.copyfile(json_gz, snapshot)
     ours = perfetto_import.our_slices(parquet or perfetto_import.parquet_for(json_gz))
-    trace = _Trace(json_gz, snapshot, ours, _SESSION_NAME[-1] if _SESSION_NAME else None)
+    database = perfetto_flows.duckdb_for(json_gz)
+    flows = perfetto_flows.our_flows(database) if database.is_file() else None
+    trace = _Trace(json_gz, snapshot, ours, flows, _SESSION_NAME[-1] if _SESSION_NAME else None)
     if trace.dev_name is not None:
         _DEV[trace.dev_name] = trace
     _PENDING.append(trace)
@@ -170,6 +178,11 @@ def _check(trace: _Trace) -> list[str]:
     """Import the trace once (cached on the record); [] = fine."""
     if trace.problems is None:
         problems, imported = perfetto_import.check(trace.snapshot, trace.ours)
+        if imported is not None and trace.flows is not None:
+            # Perfetto's flow table, slice by slice, is int_flows (contract: flows)
+            theirs = perfetto_flows.flow_counter(imported.flow_rows)
+            problems += perfetto_flows.compare(trace.flows, theirs)
+            _STATS["flows"] += 1
         _STATS["checked"] += 1
         _STATS["seconds"] += imported.seconds if imported else 0.0
         if problems:
@@ -265,7 +278,8 @@ def pytest_terminal_summary(terminalreporter):
     if s["checked"]:
         terminalreporter.write_line(
             f"perfetto import check: {s['checked']} traces loaded by trace_processor_shell "
-            f"in {s['seconds']:.1f} s, {s['failed']} with problems"
+            f"in {s['seconds']:.1f} s, {s['failed']} with problems; the flow table of "
+            f"{s['flows']} compared with int_flows slice by slice (the others have no NAME.duckdb)"
         )
     if s["skipped"]:
         terminalreporter.write_line(

@@ -18,8 +18,6 @@ No pytest in here: tests call :func:`flow_mismatches` and assert ``== []``.
 
 from __future__ import annotations
 
-import csv
-import subprocess
 from collections import Counter
 from pathlib import Path
 
@@ -30,7 +28,10 @@ import perfetto_import
 QUERY = Path(__file__).resolve().parent / "perfetto_flows.sql"
 
 # one flow: (cat, (pid, tid, ts, dur, name hex, correlationId) of the CPU
-# slice, the same of the GPU slice); ts in ns from the trace's base
+# slice, the same of the GPU slice); ts in ns from the trace's base. The
+# flows the file holds: placeable (30_trace_events_body), both ends kept by
+# --devices and starting in --window (52_trace_events_selected), and for
+# part K of a split trace both ends in part K (56_trace_events_parted).
 OURS = """
 SELECT
     f.flow_cat,
@@ -42,7 +43,17 @@ FROM int_flows AS f
 JOIN int_slices_on_tracks AS a ON a.slice_id = f.api_slice_id
 JOIN int_slices_on_tracks AS g ON g.slice_id = f.gpu_slice_id
 CROSS JOIN trace_base AS b
+CROSS JOIN trace_selection AS sel
+CROSS JOIN trace_part_starts AS p
 WHERE f.is_placeable
+    AND (sel.devices IS NULL OR (f.s_pid IN (SELECT pid FROM trace_kept_pids)
+        AND f.f_pid IN (SELECT pid FROM trace_kept_pids)))
+    AND least(f.api_start_ns, f.gpu_start_ns)
+        >= coalesce(sel.window_start_ns, least(f.api_start_ns, f.gpu_start_ns))
+    AND greatest(f.api_start_ns, f.gpu_start_ns)
+        < coalesce(sel.window_end_ns, greatest(f.api_start_ns, f.gpu_start_ns) + 1)
+    AND ($part IS NULL OR (trace_part_of(p.starts, f.api_start_ns) = $part
+        AND trace_part_of(p.starts, f.gpu_start_ns) = $part))
 """
 
 
@@ -53,11 +64,13 @@ def duckdb_for(json_gz: Path) -> Path:
     return Path(json_gz).with_name(name[: -len(".perfetto.json.gz")] + ".duckdb")
 
 
-def our_flows(database: Path) -> Counter:
-    """The drawn flows of ``int_flows``, keyed as :func:`perfetto_flows` keys them."""
+def our_flows(database: Path, part: int | None = None) -> Counter:
+    """The flows ``int_flows`` means the trace file to hold, keyed as
+    :func:`perfetto_flows` keys them: the whole trace's, or (``part`` K) those
+    of ``NAME.part-K.perfetto.json.gz``."""
     con = duckdb.connect(str(database), read_only=True)
     try:
-        rows = con.execute(OURS).fetchall()
+        rows = con.execute(OURS, {"part": part}).fetchall()
     finally:
         con.close()
     return Counter(_flow(row) for row in rows)
@@ -65,31 +78,24 @@ def our_flows(database: Path) -> Counter:
 
 def perfetto_flows(json_gz: Path) -> Counter:
     """Every row of Perfetto's flow table for the trace, keyed like :func:`our_flows`."""
-    binary = perfetto_import.find_binary()
-    assert binary is not None, perfetto_import.missing_message()
-    out = subprocess.run(
-        [str(binary), "-q", str(QUERY), str(json_gz)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=perfetto_import.TIMEOUT,
-        stdin=subprocess.DEVNULL,
-    ).stdout
-    rows = list(csv.reader(out.splitlines()))
-    assert rows and rows[0][:2] == ["cat", "out_pid"], out[-500:]
-    return Counter(
-        _flow([_cell(v, i in NAME_COLUMNS) for i, v in enumerate(row)]) for row in rows[1:]
-    )
+    imported = perfetto_import.run(Path(json_gz))
+    return flow_counter(imported.flow_rows)
+
+
+def flow_counter(rows: list[list]) -> Counter:
+    """Rows of ``perfetto_flows.sql`` (as :func:`perfetto_import.run` returns
+    them) -> flows keyed like :func:`our_flows`."""
+    return Counter(_flow([_cell(v, i in NAME_COLUMNS) for i, v in enumerate(row)]) for row in rows)
 
 
 NAME_COLUMNS = (0, 5, 11)  # cat and the names as hex: text even when all digits
 
 
-def _cell(value: str, text: bool):
-    """A CSV cell of trace_processor_shell: NULL -> None, numbers -> int."""
-    if value == "[NULL]":
+def _cell(value, text: bool):
+    """A cell of perfetto_flows.sql: names stay text, numbers -> int."""
+    if value is None:
         return None
-    return value if text else int(value)
+    return str(value) if text else int(value)
 
 
 def _flow(row) -> tuple:
@@ -103,20 +109,27 @@ def _describe(end: tuple) -> str:
     return f"{text!r} (pid {pid}, tid {tid}, ts {ts} ns, dur {dur} ns, correlationId {corr})"
 
 
-def flow_mismatches(json_gz: Path, database: Path | None = None, limit: int = 10) -> list[str]:
+def flow_mismatches(
+    json_gz: Path, database: Path | None = None, part: int | None = None, limit: int = 10
+) -> list[str]:
     """Flows of Perfetto's flow table that are not a flow of int_flows, and the reverse.
 
     [] when every row joins the CPU slice int_flows meant (slice_out) to the
     GPU slice it meant (slice_in). A flow Perfetto reversed is named as such.
+    ``part``: ``json_gz`` is part K of a split trace.
     """
-    ours = our_flows(database or duckdb_for(json_gz))
-    theirs = perfetto_flows(json_gz)
+    ours = our_flows(database or duckdb_for(json_gz), part)
+    return compare(ours, perfetto_flows(json_gz), limit)
+
+
+def compare(ours: Counter, theirs: Counter, limit: int = 10) -> list[str]:
+    """Problems (empty: equal) between the flows we meant and Perfetto's."""
     missing = ours - theirs
     extra = theirs - ours
     reversed_ = {(c, b, a) for c, a, b in extra} & set(missing)
     problems = [
-        f"{len(missing)} flows of int_flows are not in Perfetto's flow table, "
-        f"which has {len(extra)} others ({len(reversed_)} of them reversed, GPU -> CPU)"
+        f"{sum(missing.values())} flows of int_flows are not in Perfetto's flow table, "
+        f"which has {sum(extra.values())} others ({len(reversed_)} of them reversed, GPU -> CPU)"
     ]
     for cat, cpu, gpu in sorted(missing)[:limit]:
         how = "drawn GPU -> CPU" if (cat, cpu, gpu) in reversed_ else "not drawn"

@@ -3,16 +3,16 @@
 -- tid, ts and dur in ns from the trace's base, name as hex, correlationId),
 -- and the flow's cat. Run by hand:
 --   trace_processor_shell -q tests/perfetto_flows.sql T.perfetto.json.gz
--- One line per flow, integers and hex only (the shell does not escape quotes
--- inside values).
-SELECT
-    extract_arg(f.arg_set_id, 'cat') AS cat,
-    po.pid AS out_pid, tho.tid AS out_tid, so.ts AS out_ts, so.dur AS out_dur,
-    hex(so.name) AS out_name,
-    extract_arg(so.arg_set_id, 'args.correlationId') AS out_corr,
-    pi.pid AS in_pid, thi.tid AS in_tid, si.ts AS in_ts, si.dur AS in_dur,
-    hex(si.name) AS in_name,
-    extract_arg(si.arg_set_id, 'args.correlationId') AS in_corr
+-- ONE cell (the shell does not escape quotes inside values): a JSON array
+-- of 13-element rows, integers and hex only besides cat. tests/
+-- perfetto_import.sql runs it too (its @flows line), so one import of a
+-- trace answers both.
+SELECT json_group_array(json_array(
+    extract_arg(f.arg_set_id, 'cat'),
+    po.pid, tho.tid, so.ts, so.dur, hex(so.name),
+    extract_arg(so.arg_set_id, 'args.correlationId'),
+    pi.pid, thi.tid, si.ts, si.dur, hex(si.name),
+    extract_arg(si.arg_set_id, 'args.correlationId'))) AS nsys_duck_flows
 FROM flow AS f
 JOIN slice AS so ON so.id = f.slice_out
 JOIN slice AS si ON si.id = f.slice_in

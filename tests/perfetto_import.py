@@ -11,7 +11,9 @@ problems (empty list = Perfetto imported the trace without errors or loss):
   per X slice, B/E pair, instant ``i`` and async b/e pair: Perfetto makes one
   slice of each; X, B/E and i on thread tracks, b/e on process async tracks,
   checked per cat and track type on every dev trace);
-* its flow count equals the number of flows we wrote (``"ph":"s"`` events).
+* its flow count equals the number of flows we wrote (``"ph":"s"`` events);
+* and it returns every row of Perfetto's ``flow`` table, slice by slice
+  (``perfetto_flows.sql``), for ``perfetto_flows.compare`` with ``int_flows``.
 
 No pytest in here: ``conftest.py`` decides when to check and how to report.
 The binary: ``$NSYS_DUCK_TRACE_PROCESSOR``, else
@@ -41,6 +43,7 @@ ENV_BINARY = "NSYS_DUCK_TRACE_PROCESSOR"
 ENV_REQUIRE = "NSYS_DUCK_REQUIRE_PERFETTO"
 DEFAULT_BINARY = TRACE_PROCESSOR
 QUERY = Path(__file__).resolve().parent / "perfetto_import.sql"
+FLOWS_QUERY = Path(__file__).resolve().parent / "perfetto_flows.sql"
 TIMEOUT = 900.0  # seconds for one import (the 2M-event trace takes 4-6 s)
 
 
@@ -148,6 +151,7 @@ class Imported:
     deepest: list[dict] = field(default_factory=list)  # tracks at the depth limit
     logs: list[dict] | None = None  # None: no _trace_import_logs
     seconds: float = 0.0
+    flow_rows: list[list] = field(default_factory=list)  # perfetto_flows.sql's rows
 
 
 class ImportFailed(Exception):
@@ -159,16 +163,30 @@ def _cells(stdout: str) -> dict[str, str]:
     lines = stdout.splitlines()
     cells = {}
     for i, line in enumerate(lines[:-1]):
-        if line in ('"nsys_duck_import"', '"nsys_duck_logs"'):
+        if line in ('"nsys_duck_import"', '"nsys_duck_flows"', '"nsys_duck_logs"'):
             value = lines[i + 1]
             if len(value) >= 2 and value[0] == value[-1] == '"':
                 cells[line.strip('"')] = value[1:-1]
     return cells
 
 
+_QUERY_FILE: list[Path] = []  # perfetto_import.sql with its @flows line filled in
+
+
+def _query_file() -> Path:
+    """perfetto_import.sql with perfetto_flows.sql in place of ``-- @flows``,
+    written once per session: one import answers both."""
+    if not _QUERY_FILE:
+        text = QUERY.read_text().replace("-- @flows", FLOWS_QUERY.read_text())
+        with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
+            f.write(text)
+        _QUERY_FILE.append(Path(f.name))
+    return _QUERY_FILE[0]
+
+
 def _start(json_gz: Path, binary: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [str(binary), "-q", str(QUERY), str(json_gz)],
+        [str(binary), "-q", str(_query_file()), str(json_gz)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -193,6 +211,8 @@ def _finish(proc: subprocess.Popen, t0: float) -> Imported:
             f"no result: {' | '.join(last) or 'no message'}"
         )
     main = json.loads(cells["nsys_duck_import"])
+    if "nsys_duck_flows" not in cells:
+        raise ImportFailed("trace_processor_shell printed no flow rows (perfetto_flows.sql)")
     logs = json.loads(cells["nsys_duck_logs"]) if "nsys_duck_logs" in cells else None
     if logs is None and "_trace_import_logs" not in err:
         last = [line for line in err.splitlines() if line.strip()][-3:]
@@ -208,7 +228,22 @@ def _finish(proc: subprocess.Popen, t0: float) -> Imported:
         main["deepest"] or [],
         logs,
         seconds,
+        json.loads(cells["nsys_duck_flows"]) or [],
     )
+
+
+def run(json_gz: Path, binary: Path | None = None) -> Imported:
+    """Import ``json_gz`` once and return what Perfetto made of it.
+    Raises ImportFailed when the importer is missing or fails."""
+    binary = binary or find_binary()
+    if binary is None:
+        raise ImportFailed(missing_message())
+    t0 = time.perf_counter()
+    try:
+        proc = _start(json_gz, binary)
+    except OSError as exc:
+        raise ImportFailed(f"cannot run {binary}: {exc}") from exc
+    return _finish(proc, t0)
 
 
 def query(json_gz: Path, sql: str, binary: Path | None = None) -> list[dict[str, str]]:

@@ -32,6 +32,10 @@ SELECT json_object(
               ORDER BY n DESC LIMIT 5)))
 ) AS nsys_duck_import;
 
+-- every flow, slice by slice (tests/perfetto_flows.sql, put here by
+-- perfetto_import.py)
+-- @flows
+
 -- 2. the first import-log rows of each error/data_loss stat, with their args
 --    (ts is trace time in ns = the JSON ts in µs * 1000). Kept last: a
 --    version without _trace_import_logs fails here, after statement 1 printed.

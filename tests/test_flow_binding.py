@@ -16,6 +16,7 @@ import perfetto_flows
 import pytest
 from test_synthetic import STRINGS, api, kernel
 
+import perfetto_import
 from conftest import Options, convert, make_export
 from nsys_duck import checks
 from paths import NEWER
@@ -170,3 +171,23 @@ def test_check_flow_targets_refuses_a_flow_drawn_gpu_to_cpu(tmp_path):
     gpu, calls = SKEW["skew_kernel_overlaps_the_call"]
     with pytest.raises(checks.CheckFailed, match=r"check_flow_targets.*GPU -> CPU"):
         convert_case(tmp_path, gpu, calls, sql_dir=sql)
+
+
+# --- the suite's import check (conftest) fails on a misbound arrow --------------
+
+
+@pytest.mark.perfetto_unchecked("writes, on purpose, a trace whose arrows Perfetto misbinds")
+@pytest.mark.parametrize("case", ["zero_ns_core_shares_a_start", "zero_ns_then_kernel_on_a_stream"])
+def test_the_import_check_finds_an_arrow_on_another_slice(tmp_path, case):
+    """The lanes as they were, checks off: Perfetto binds a launch arrow to
+    the 0-ns kernel's neighbour, and the comparison every imported trace
+    gets (perfetto_flows.compare on the importer's flow rows) says which."""
+    sql = _stage(tmp_path, "30_intermediate/62_test_lanes.sql", SHARED_START_LANES)
+    gpu, calls = CASES[case]
+    res = convert_case(tmp_path, gpu, calls, sql_dir=sql, validate=False)
+    trace = res.workspace.json_gz
+    ours = perfetto_flows.our_flows(perfetto_flows.duckdb_for(trace))
+    theirs = perfetto_flows.flow_counter(perfetto_import.run(trace).flow_rows)
+    problems = perfetto_flows.compare(ours, theirs)
+    assert problems and "are not in Perfetto's flow table" in problems[0], problems
+    assert any("not drawn" in line or "GPU -> CPU" in line for line in problems[1:]), problems

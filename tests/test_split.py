@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import duckdb
+import perfetto_flows
 import pytest
 
 import perfetto_import
@@ -68,7 +69,7 @@ def whole(tmp_path_factory):
 @pytest.fixture(scope="module")
 def split(tmp_path_factory):
     out = tmp_path_factory.mktemp("split")
-    return convert(RODINIA, Options(output_dir=out / "r", database=False, max_json_bytes=LIMIT))
+    return convert(RODINIA, Options(output_dir=out / "r", max_json_bytes=LIMIT))
 
 
 def test_a_trace_over_the_limit_is_written_in_parts_that_each_open(whole, split, tmp_path):
@@ -78,11 +79,13 @@ def test_a_trace_over_the_limit_is_written_in_parts_that_each_open(whole, split,
     assert not ws.json_gz.exists()  # no single file over the limit
     assert summary(split)["trace parts (JSON over --max-json-size)"] == len(parts)
     slices = flows = 0
-    for part in parts:
+    for k, part in enumerate(parts, start=1):
         with gzip.open(part, "rb") as f:
             assert len(f.read()) <= LIMIT, part.name
         s, fl, problems = perfetto_counts(part, tmp_path)
         assert problems == 0, part.name
+        # each arrow of the part on the slices int_flows means
+        assert perfetto_flows.flow_mismatches(part, ws.database, part=k) == [], part.name
         slices += s
         flows += fl
     whole_slices, whole_flows, problems = perfetto_counts(whole.workspace.json_gz, tmp_path)
@@ -131,10 +134,7 @@ def test_window_keeps_the_slices_starting_in_it(whole, tmp_path):
         f"FROM '{whole.workspace.events_parquet}'"
     ).fetchall()[0]
     start_s, end_s = (lo_ns - first) / 1e9, (hi_ns - first) / 1e9
-    res = convert(
-        RODINIA,
-        Options(output_dir=tmp_path / "w", database=False, window=(start_s, end_s)),
-    )
+    res = convert(RODINIA, Options(output_dir=tmp_path / "w", window=(start_s, end_s)))
     lo = first + round(start_s * 1e9)
     hi = first + round(end_s * 1e9)
     starts = [e["ts"] for e in events(res.workspace.json_gz) if e["ph"] in ("X", "B", "i", "b")]
@@ -144,8 +144,9 @@ def test_window_keeps_the_slices_starting_in_it(whole, tmp_path):
         f"SELECT count(*) FROM '{whole.workspace.events_parquet}' "
         f"WHERE start_ns >= {lo} AND start_ns < {hi}"
     ).fetchall()[0][0]
-    slices, _, problems = perfetto_counts(res.workspace.json_gz, tmp_path)
+    slices, flows, problems = perfetto_counts(res.workspace.json_gz, tmp_path)
     assert problems == 0 and slices == expected == res.window["slices"]
+    assert flows > 0 and perfetto_flows.flow_mismatches(res.workspace.json_gz) == []
 
 
 def test_window_counts_from_the_first_event_as_perfetto_shows_it(tmp_path):
@@ -207,7 +208,7 @@ def test_a_window_past_the_end_warns_in_one_line(tmp_path):
 
 @pytest.mark.skipif(not TWO_GPUS.exists(), reason="needs shared/data/newer")
 def test_devices_keeps_only_the_homes_of_those_devices(tmp_path):
-    res = convert(TWO_GPUS, Options(output_dir=tmp_path / "d", database=False, devices=(1,)))
+    res = convert(TWO_GPUS, Options(output_dir=tmp_path / "d", devices=(1,)))
     evs = events(res.workspace.json_gz)
     names = {e["pid"]: e["args"]["name"] for e in evs if e.get("name") == "process_name"}
     assert names and all("Device 1" in n or "GPU 1" in n for n in names.values()), names
@@ -218,6 +219,7 @@ def test_devices_keeps_only_the_homes_of_those_devices(tmp_path):
         f"WHERE pid IN ({','.join(map(str, names))})"
     ).fetchall()[0][0]
     assert problems == 0 and slices == expected > 0
+    assert perfetto_flows.flow_mismatches(res.workspace.json_gz) == []
 
 
 def test_a_device_the_capture_lacks_is_refused_in_one_sentence(tmp_path):
