@@ -17,21 +17,16 @@ SQLite export (slow to redo, so kept for the next run and for
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import shutil
-import signal
 import tempfile
-import threading
-import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
-from filelock import FileLock, Timeout
 
 from . import (
     __version__,
@@ -39,22 +34,19 @@ from . import (
     database,
     lanes,
     manifest,
+    outputs,
     pipeline,
+    runs,
     sources,
     sqlite_export,
     writers,
 )
 from . import checks as checks_mod
 from . import nsys as nsys_mod
-from .errors import (
-    ExportDataError,
-    InputError,
-    NoEventsError,
-    NsysDuckError,
-    SqlStageError,
-    ValidationFailed,
-    WorkspaceError,
-)
+from .errors import InputError, NsysDuckError, SqlStageError, WorkspaceError
+from .failures import Step, named_failures, os_failure
+from .outputs import timed
+from .runs import InterruptWatch
 from .workspace import (
     MERGE_RANKS_DIR,
     MERGE_REPORTS_DIR,
@@ -290,7 +282,7 @@ def build(
     scratch = con.execute("SELECT current_setting('temp_directory')").fetchall()[0][0]
     scratch_dir = Path(scratch) if scratch and Path(scratch).is_dir() else None
     registered: list[pipeline.StageTiming] = []
-    with _timed(registered, "register the export"):
+    with timed(registered, "register the export"):
         columns = sources.register_export(
             con,
             export_dir,
@@ -357,28 +349,12 @@ def convert(
         raise WorkspaceError(f"the workspace path {ws.dir} is not a folder")
     if not os.access(ws.dir, os.W_OK | os.X_OK):
         raise WorkspaceError(f"the workspace folder {ws.dir} is not writable")
-    lock = FileLock(str(ws.lock), timeout=0)
+    done = locked = False
     try:
-        lock.acquire()
-    except Timeout:
-        raise WorkspaceError(
-            f"another nsys-duck conversion of {ws.name} is running "
-            f"(lock {ws.lock}); wait for it to finish"
-        ) from None
-    except OSError as exc:
-        raise WorkspaceError(
-            f"cannot lock the workspace folder {ws.dir}: {exc.strerror or exc}"
-        ) from None
-    done = False
-    try:
-        with InterruptWatch() as watch:
-            try:
-                _remove_stale_temporaries(ws)
-                result = _convert_locked(source, ws, opts, progress, watch)
-            except Exception:
-                if watch.hit:  # DuckDB turns Ctrl-C into its own errors
-                    raise KeyboardInterrupt from None
-                raise
+        with runs.locked_run(ws, f"conversion of {ws.name} is running") as watch:
+            locked = True
+            _remove_stale_temporaries(ws)
+            result = _convert_locked(source, ws, opts, progress, watch)
         done = True
         return result
     finally:
@@ -386,12 +362,12 @@ def convert(
         # export nsys made or a transcribed SQLite export (slow to redo; kept
         # for the next run and for sql)
         if (
-            not done
+            locked
+            and not done
             and created
             and (source.kind == "export" or not sources.is_export_dir(ws.parquet_dir))
         ):
             shutil.rmtree(ws.dir, ignore_errors=True)
-        lock.release()
 
 
 def recorded_options(
@@ -517,50 +493,6 @@ def _listed_name(ws: Workspace, name: str) -> bool:
 TRACE_FORMATS = ("perfetto", "kineto", "both")
 
 
-def writes_perfetto(trace_format: str) -> bool:
-    return trace_format in ("perfetto", "both")
-
-
-def writes_kineto(trace_format: str) -> bool:
-    return trace_format in ("kineto", "both")
-
-
-# why a Kineto trace asked for is not written (chosen_traces)
-NO_KINETO_RANK = (
-    "no Kineto trace: no profiled process has GPU work (kernels, copies, memsets), "
-    "and a Kineto trace holds one rank per such process"
-)
-
-
-@dataclass
-class ChosenTraces:
-    """The traces a conversion or merge writes (:func:`chosen_traces`)."""
-
-    perfetto: bool
-    kineto: bool
-    notes: list[str]  # one sentence each, for the summary (why not as asked)
-
-
-def chosen_traces(con: duckdb.DuckDBPyConnection, trace_format: str) -> ChosenTraces:
-    """The traces to write for ``--format trace_format``, once the SQL stages
-    ran: as asked, except that a capture with no Kineto rank (``kineto_ranks``
-    empty: no process with GPU work) gets no Kineto trace but the Perfetto
-    trace (``both``: the Perfetto trace alone; ``kineto``: the Perfetto trace
-    instead, so the run still leaves a trace to open), with a note saying so.
-    The Parquet and NAME.duckdb are written whatever the format."""
-    perfetto, kineto = writes_perfetto(trace_format), writes_kineto(trace_format)
-    if not kineto or con.execute("SELECT count(*) FROM kineto_ranks").fetchall()[0][0]:
-        return ChosenTraces(perfetto, kineto, [])
-    also = "alone" if perfetto else "instead"
-    return ChosenTraces(True, False, [f"{NO_KINETO_RANK}; the Perfetto trace is written {also}"])
-
-
-def read_trace_notes(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """The ``trace_notes`` sentences (what the capture lacks: GPU activity,
-    kernels), in print order."""
-    return [n for (n,) in con.execute("SELECT note FROM trace_notes ORDER BY ord").fetchall()]
-
-
 def make_workspace_dir(ws: Workspace) -> None:
     """Create the workspace folder (and its parents) if missing.
 
@@ -573,37 +505,6 @@ def make_workspace_dir(ws: Workspace) -> None:
         raise WorkspaceError(
             f"cannot create the workspace folder {ws.dir}: {exc.strerror or exc}"
         ) from None
-
-
-class InterruptWatch:
-    """Remember a Ctrl-C (SIGINT) that arrived during a conversion.
-
-    DuckDB answers SIGINT by cancelling the running query and raising its
-    own error ("Query interrupted"), and the validator reports such errors
-    as findings; this records that the user asked to stop, so the run ends
-    as interrupted (exit 130), not as a failure. Only installed in the main
-    thread and only over Python's default SIGINT handler.
-    """
-
-    def __init__(self) -> None:
-        self.hit = False
-        self._old = None
-
-    def __enter__(self) -> InterruptWatch:
-        if (
-            threading.current_thread() is threading.main_thread()
-            and signal.getsignal(signal.SIGINT) is signal.default_int_handler
-        ):
-            self._old = signal.signal(signal.SIGINT, self._handler)
-        return self
-
-    def _handler(self, signum, frame) -> None:
-        self.hit = True
-        raise KeyboardInterrupt
-
-    def __exit__(self, *exc) -> None:
-        if self._old is not None:
-            signal.signal(signal.SIGINT, self._old)
 
 
 def _remove_outputs(ws: Workspace, names: set[str]) -> None:
@@ -636,49 +537,6 @@ def _remove_stale_temporaries(ws: Workspace) -> None:
                     pass
 
 
-def _os_failure(exc: OSError, ws: Workspace) -> WorkspaceError:
-    """One sentence for an OSError while writing in the workspace."""
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT) or "No space left" in str(exc):
-        return WorkspaceError(
-            f"no space left on the device of {ws.dir}; nothing was "
-            "published (free some space or set NSYS_WORKSPACE_ROOT)"
-        )
-    where = exc.filename or ws.dir
-    reason = exc.strerror or " ".join(str(exc).split())[:200]
-    return WorkspaceError(f"cannot write {where}: {reason}; nothing was published")
-
-
-def _duckdb_failure(
-    message: str,
-    export_dir: Path,
-    ws: Workspace,
-    opts: Options,
-    otherwise: NsysDuckError,
-    where: str,
-) -> NsysDuckError:
-    """Turn a DuckDB failure into the most useful sentence.
-
-    ``where``: the SQL file (``30_intermediate/50_int_slices.sql``) or the
-    step (``writing the JSON trace``) that failed, named when memory ran out.
-    Running out of disk or memory says what to change; a damaged export file
-    is named (every file is read once more to find it, on this failure path
-    only); anything else is ``otherwise`` (the stage and DuckDB's message).
-    """
-    text = " ".join(message.split())
-    if "No space left on device" in text:
-        return _os_failure(OSError(errno.ENOSPC, "No space left on device"), ws)
-    if "Out of Memory" in text:
-        return NsysDuckError(
-            f"DuckDB ran out of memory in {where} (--memory-limit {opts.memory_limit}); "
-            "raise --memory-limit"
-        )
-    damaged = sources.find_damaged(export_dir)
-    if damaged is not None:
-        name, reason = damaged
-        return ExportDataError(f"the export's file {name} is damaged ({reason})")
-    return otherwise
-
-
 def _no_events_message(con: duckdb.DuckDBPyConnection) -> str:
     msg = (
         "no table of the export yields a trace event (no kernels, memcpy, memset, "
@@ -699,22 +557,13 @@ def _no_events_message(con: duckdb.DuckDBPyConnection) -> str:
     return msg
 
 
-def _validation_message(rep) -> str:
-    total = sum(rep.violation_counts.values())
-    rules = ", ".join(f"{r} {n}" for r, n in rep.violation_counts.items())
-    msg = f"the trace failed validation: {total} violation{'s' if total != 1 else ''} ({rules})"
-    if rep.violations:
-        v = rep.violations[0]
-        msg += f"; first: [{v.rule}] " + " ".join(v.message.split())[:300]
-    return msg + ("; nothing was published (nsys-duck convert --no-validate writes it anyway)")
-
-
-def _convert_locked(
-    source: Source, ws: Workspace, opts: Options, progress: Progress, watch: InterruptWatch
-) -> Result:
-    open_database(opts, ws.dir).close()  # a bad --memory-limit fails before the export
+def _prepare_export(
+    source: Source, ws: Workspace, opts: Options, progress: Progress, timings: list
+) -> tuple[Path, str | None, bool, dict, str, list[str]]:
+    """The workspace checked and the export made, reused or linked, with its
+    manifest written (a conversion pending): returns (export folder, nsys
+    version, reused, manifest record, the input's SHA-256, notes)."""
     progress("checking the workspace", None)
-    exported: list[pipeline.StageTiming] = []
     recorded = manifest.read(ws.dir)
     if recorded is not None and recorded.get("merge"):
         # nsys-duck merge's workspace (many reports): not this report's
@@ -728,9 +577,9 @@ def _convert_locked(
             shutil.rmtree(ws.dir / folder, ignore_errors=True)
         recorded = None
     in_place = source.kind == "export" and source.path == ws.parquet_dir.resolve()
-    with _timed(exported, "identify the input (sha256)"):
+    with timed(timings, "identify the input (sha256)"):
         fingerprint = manifest.fingerprint(source.path, source.kind, (recorded or {}).get("source"))
-    notes_out: list[str] = []
+    notes: list[str] = []
     if in_place:
         decision = manifest.Decision(True, None)  # the workspace's own export
     else:
@@ -738,7 +587,7 @@ def _convert_locked(
             recorded, fingerprint, ws.dir, sources.is_export_dir(ws.parquet_dir), opts.force
         )
     if decision.reason:
-        notes_out.append(decision.reason)
+        notes.append(decision.reason)
     recorded_source = (recorded or {}).get("source") or {}
     if not decision.reuse and not in_place and recorded_source.get("sha256") != fingerprint.sha256:
         _remove_outputs(ws, {ws.name, (recorded or {}).get("name") or ws.name})
@@ -748,224 +597,123 @@ def _convert_locked(
             # until the new export and its manifest are in place, nothing
             # vouches for parquet/ (a run killed in between must not reuse it)
             manifest.write(ws.dir, manifest.pending(ws.name))
-        with _timed(exported, EXPORT_LABELS[source.kind]):
+        with timed(timings, EXPORT_LABELS[source.kind]):
             export_dir, nsys_version, reused = ensure_export(
                 source, ws, opts, progress, decision.reuse
             )
         if reused:
-            exported[-1] = pipeline.StageTiming("reuse the export", exported[-1].seconds)
+            timings[-1] = pipeline.StageTiming("reuse the export", timings[-1].seconds)
         if reused and recorded is not None:
             record = dict(
                 recorded, source=recorded["source"] if in_place else fingerprint.as_json()
             )
         else:
-            record = manifest.new(
-                ws.name,
-                fingerprint,
-                {
-                    "made_by": EXPORT_LABELS[source.kind],
-                    "nsys_version": nsys_version,
-                    "at": manifest.now(),
-                },
-            )
+            made_by = {
+                "made_by": EXPORT_LABELS[source.kind],
+                "nsys_version": nsys_version,
+                "at": manifest.now(),
+            }
+            record = manifest.new(ws.name, fingerprint, made_by)
         manifest.write(
             ws.dir, dict(record, conversion=record.get("conversion") if reused else None)
         )
     except OSError as exc:
-        raise _os_failure(exc, ws) from None
+        raise os_failure(exc, ws) from None
+    return export_dir, nsys_version, reused, record, fingerprint.sha256, notes
+
+
+def _convert_locked(
+    source: Source, ws: Workspace, opts: Options, progress: Progress, watch: InterruptWatch
+) -> Result:
+    open_database(opts, ws.dir).close()  # a bad --memory-limit fails before the export
+    timings: list[pipeline.StageTiming] = []
+    export_dir, nsys_version, reused, record, sha256, notes_out = _prepare_export(
+        source, ws, opts, progress, timings
+    )
     spill = Path(tempfile.mkdtemp(prefix=".duckdb-spill-", dir=ws.dir))
     tmp_files: list[Path] = []
-    kineto_tmp = writers.temp_path(ws.kineto_dir)  # the Kineto folder while written
+    spec = outputs.OutputSpec(
+        ws,
+        opts.trace_format,
+        opts.validate,
+        "SELECT * FROM trace_slices",
+        _no_events_message,
+        opts.memory_limit,
+        spill,
+    )
     con: duckdb.DuckDBPyConnection | None = None
-    stage = "the SQL stages"
+    step = Step("the SQL stages")
+    out = None
     try:
-        try:
+        with named_failures(step, ws, opts.memory_limit, export_dir=export_dir):
             db_tmp = writers.temp_path(ws.database) if opts.database else None
             if db_tmp is not None:
-                tmp_files.append(db_tmp)
-                tmp_files.append(db_tmp.with_name(db_tmp.name + ".wal"))
+                tmp_files += [db_tmp, db_tmp.with_name(db_tmp.name + ".wal")]
             con = open_database(opts, spill, db_tmp)
             notes = sources.ExportNotes()
-            files, timings = build(
+            files, built = build(
                 con, export_dir, opts, progress, notes=notes, save_tables=opts.database
             )
-            timings[:0] = exported
-            stage = "counting slices"
-            slices = con.execute("SELECT count(*) FROM int_slices").fetchall()[0][0]
-            if slices == 0:
-                raise NoEventsError(_no_events_message(con))
-            checked = None
-            if opts.validate:
-                progress("contract checks", None)
-                stage = "the contract checks"
-                checked = checks_mod.run_checks(
-                    con, files, lambda view: progress(f"check {view}", None)
-                )
-                timings.extend(checked.timings)
-                if watch.hit:
-                    raise KeyboardInterrupt
-            traces = chosen_traces(con, opts.trace_format)
-            notes_out += [*read_trace_notes(con), *traces.notes]
-            parts = [
-                p for (p,) in con.execute("SELECT part FROM trace_parts ORDER BY part").fetchall()
-            ]
-            jsons = [ws.json_gz] if len(parts) == 1 else [ws.json_part(p) for p in parts]
-            if not traces.perfetto:
-                jsons = []  # --format kineto: no Perfetto JSON
-            finals = [*jsons, ws.events_parquet, ws.kernel_dependencies]
-            tmps = [writers.temp_path(f) for f in finals]
-            tmp_files.extend(tmps)
-            json_bytes = events = 0
-            stage = "writing the JSON trace"
-            n_json = len(jsons)
-            with _timed(timings, "write JSON"):
-                progress("writing JSON" if n_json == 1 else f"writing JSON ({n_json} parts)", None)
-                for tmp, stats in zip(
-                    tmps,
-                    writers.write_trace_json(con, tmps[:n_json]) if n_json else [],
-                    strict=False,
-                ):
-                    writers.check_gzip_trailer(tmp, stats)
-                    json_bytes += stats.bytes_uncompressed
-                    events += stats.events
-            progress("writing Parquet", None)
-            stage = "writing the aligned Parquet"
-            with _timed(timings, "write Parquet"):
-                rows = writers.write_parquet(con, "SELECT * FROM trace_slices", tmps[n_json])
-                writers.write_kernel_dependencies(tmps[n_json + 1])
-            kineto = None
-            if traces.kineto:
-                progress("writing the Kineto trace", None)
-                stage = "writing the Kineto trace"
-                with _timed(timings, "write Kineto JSON"):
-                    kineto = writers.write_kineto_json(con, kineto_tmp)
-            stage = "the summary"
-            summary = [(m, v) for _, m, v in con.execute("SELECT * FROM trace_summary").fetchall()]
-            summary += con.execute("SELECT metric, value FROM trace_split_summary").fetchall()
+            timings += built
+            out = outputs.write_outputs(con, files, spec, step, progress, watch, tmp_files)
+            timings += out.timings
+            out.timings = timings
             base_ns = con.execute("SELECT base_ns FROM trace_base").fetchall()[0][0]
-            window = read_window(con) if opts.window else None  # (it counts slices)
+            window = outputs.read_window(con) if opts.window else None  # (it counts slices)
             export_info = read_export_info(con)
             too_new = export_info.pop("_not_in_schema")
             notes.filled_columns = [c for c in notes.filled_columns if c not in too_new]
+            step.now = "saving NAME.duckdb"
             progress("saving the SQL database" if opts.database else "closing", None)
-            stage = "saving NAME.duckdb"
-            with _timed(timings, "save NAME.duckdb" if opts.database else "close DuckDB"):
+            with timed(timings, "save NAME.duckdb" if opts.database else "close DuckDB"):
                 if opts.database:
                     database.keep_export_tables(con)
                 con.close()  # checkpoints NAME.duckdb (when the run is in it)
                 con = None
                 if opts.database:
-                    finals.append(ws.database)
-                    tmps.append(db_tmp)
-        except checks_mod.CheckFailed:
-            raise  # the tables break a rule: no damaged file or full disk to find
-        except SqlStageError as exc:
-            where = str(exc).split(": ", 1)[0] if ": " in str(exc) else stage
-            raise _duckdb_failure(str(exc), export_dir, ws, opts, exc, where) from None
-        except duckdb.Error as exc:
-            raise _duckdb_failure(
-                str(exc), export_dir, ws, opts, SqlStageError(f"{stage}: {_lines(exc)}"), stage
-            ) from None
-        except OSError as exc:
-            if "Out of Memory" in str(exc):
-                # DuckDB's error reaching us through pyarrow's stream reader
-                # (the writers) is an OSError, not a write failure
-                raise _duckdb_failure(
-                    str(exc), export_dir, ws, opts, SqlStageError(f"{stage}: {_lines(exc)}"), stage
-                ) from None
-            raise _os_failure(exc, ws) from None
-        summary += [
-            ("JSON events", events),
-            ("JSON size, uncompressed (MB)", round(json_bytes / 1e6, 1)),
-            ("Parquet rows", rows),
-        ]
-        if kineto is not None:
-            summary += [("Kineto ranks", len(kineto.files)), ("Kineto events", kineto.events)]
-        summary += _notes_summary(notes)
-        validated = checked is not None
-        seconds = checked.seconds if checked is not None else 0.0
-        edited = checks_mod.writer_sql_edited(files)
-        file_validated = False
-        if opts.validate and edited and n_json:
-            # the checks describe the packaged writer SQL, not this one
-            progress("validating the JSON (--sql-dir edits the writer's views)", None)
-            t0 = time.perf_counter()
-            from .validate import validate_trace
-
-            try:
-                for tmp in tmps[:n_json]:
-                    rep = validate_trace(
-                        tmp, max_examples=1, memory_limit=opts.memory_limit, temp_dir=spill
-                    )
-                    if not rep.ok:
-                        break
-            except OSError as exc:
-                raise _os_failure(exc, ws) from None
-            spent = time.perf_counter() - t0
-            timings.append(pipeline.StageTiming("validate the JSON file", spent))
-            seconds += spent
-            if watch.hit:
-                raise KeyboardInterrupt
-            if not rep.ok:
-                raise ValidationFailed(_validation_message(rep))
-            file_validated = True
+                    out.add(ws.database, db_tmp)
+        out.summary += _notes_summary(notes)
         try:
-            stale = [f for f in (ws.json_gz, *ws.json_parts) if f not in finals]
-            writers.publish(list(zip(tmps, finals, strict=True)))
-            writers.discard(stale)  # the other layout's trace (split or not) of an earlier run
-            if not opts.database and ws.database.exists():
-                ws.database.unlink()  # an earlier conversion's: it would disagree
-            kineto_files: list[Path] = []
-            if kineto is not None:
-                writers.publish_folder(kineto_tmp, ws.kineto_dir)
-                kineto_files = [ws.kineto_dir / path.name for path, _ in kineto.files]
-            elif ws.kineto_dir.exists():
-                shutil.rmtree(ws.kineto_dir)  # an earlier conversion's: it would disagree
-            manifest.write(
-                ws.dir,
-                dict(
-                    record,
-                    conversion={
-                        "at": manifest.now(),
-                        "nsys_duck_version": __version__,
-                        "duckdb_version": duckdb.__version__,
-                        "options": recorded_options(
-                            opts,
-                            validated=validated,
-                            checks=[c.view for c in checked.checks] if checked else [],
-                            file_validated=file_validated,
-                        ),
-                        "files": {
-                            **{f.name: f.stat().st_size for f in finals},
-                            **{
-                                f"{ws.kineto_dir.name}/{f.name}": f.stat().st_size
-                                for f in kineto_files
-                            },
-                        },
-                    },
-                ),
-            )
+            outputs.validate_edited_json(out, files, spec, progress, watch)
         except OSError as exc:
-            raise _os_failure(exc, ws) from None
+            raise os_failure(exc, ws) from None
+        checked = out.checked
+
+        def write_manifest(published: list[Path]) -> None:
+            conversion = {
+                "at": manifest.now(),
+                "nsys_duck_version": __version__,
+                "duckdb_version": duckdb.__version__,
+                "options": recorded_options(
+                    opts,
+                    validated=checked is not None,
+                    checks=[c.view for c in checked.checks] if checked else [],
+                    file_validated=out.file_validated,
+                ),
+                "files": {str(f.relative_to(ws.dir)): f.stat().st_size for f in published},
+            }
+            manifest.write(ws.dir, dict(record, conversion=conversion))
+
+        published = outputs.publish(out, ws, write_manifest)
         tmp_files.clear()
         return Result(
             source,
             ws,
             nsys_version,
             reused,
-            summary,
-            [*finals, *kineto_files],
+            out.summary,
+            published,
             [f.relpath for f in files if f.overridden],
             [f.relpath for f in files if f.added],
             timings,
             base_ns,
-            validated,
-            seconds,
+            checked is not None,
+            checked.seconds if checked is not None else 0.0,
             export_info=export_info,
-            notes=notes_out,
-            source_sha256=fingerprint.sha256,
+            notes=[*notes_out, *out.notes],
+            source_sha256=sha256,
             checks=len(checked.checks) if checked else 0,
-            file_validated=file_validated,
+            file_validated=out.file_validated,
             window=window,
         )
     finally:
@@ -975,31 +723,9 @@ def _convert_locked(
             except duckdb.Error:
                 pass
         writers.discard(tmp_files)
-        shutil.rmtree(kineto_tmp, ignore_errors=True)
+        if out is not None:
+            shutil.rmtree(out.kineto_tmp, ignore_errors=True)
         shutil.rmtree(spill, ignore_errors=True)
-
-
-@contextmanager
-def _timed(timings: list[pipeline.StageTiming], label: str):
-    """Append how long the ``with`` body took to ``timings`` as ``label``."""
-    t0 = time.perf_counter()
-    yield
-    timings.append(pipeline.StageTiming(label, time.perf_counter() - t0))
-
-
-def _lines(exc: BaseException) -> str:
-    return " ".join(str(exc).split())[:400]
-
-
-def read_window(con: duckdb.DuckDBPyConnection) -> dict | None:
-    """What ``--window`` selected (the ``trace_window`` row: the window in
-    UTC-epoch ns and after the trace's first event, the slices it holds),
-    or None without ``--window``."""
-    cur = con.execute("SELECT * FROM trace_window")
-    rows = cur.fetchall()
-    if not rows:
-        return None
-    return dict(zip([d[0] for d in cur.description], rows[0], strict=True))
 
 
 def read_export_info(con: duckdb.DuckDBPyConnection) -> dict:

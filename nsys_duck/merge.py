@@ -19,35 +19,20 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
-import signal
 import tempfile
-import threading
 import time
 import urllib.parse
 from collections.abc import Callable
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
-from filelock import FileLock, Timeout
 
-from . import __version__, catalog, manifest, pipeline, writers
-from . import checks as checks_mod
-from .convert import (
-    NOTE_METRICS,
-    InterruptWatch,
-    Options,
-    _lines,
-    _os_failure,
-    chosen_traces,
-    make_workspace_dir,
-    open_database,
-    read_trace_notes,
-    read_window,
-    up_to_date,
-)
-from .errors import InputError, NoEventsError, NsysDuckError, SqlStageError, WorkspaceError
+from . import __version__, catalog, manifest, outputs, pipeline, writers
+from .convert import NOTE_METRICS, Options, make_workspace_dir, open_database, up_to_date
+from .errors import InputError, NsysDuckError
+from .failures import Step, named_failures, one_line
+from .runs import InterruptWatch, locked_run
 from .sources import is_export_dir, sql_string
 from .workspace import (
     MERGE_RANKS_DIR,
@@ -55,8 +40,8 @@ from .workspace import (
     REPORT_SUFFIXES,
     SQLITE_SUFFIX,
     Workspace,
-    _check_folder,
-    _check_name,
+    check_folder,
+    check_name,
     classify_input,
     workspace_root,
 )
@@ -313,7 +298,7 @@ def copy_report_relations(report_db: Path, dest: Path) -> None:
         try:
             con.execute(f"ATTACH {sql_string(str(report_db))} AS report (READ_ONLY)")
         except duckdb.Error as exc:
-            raise NsysDuckError(f"cannot open {report_db}: {_lines(exc)}") from None
+            raise NsysDuckError(f"cannot open {report_db}: {one_line(exc)}") from None
         present = {
             r[0]
             for r in con.execute(
@@ -377,7 +362,7 @@ def merge(
     if opts.align not in ALIGNS:
         raise InputError(f"--align {opts.align}: use one of {', '.join(ALIGNS)}")
     root = root or workspace_root()
-    ws = Workspace(_check_folder(root, "workspace root") / _check_name(name), name)
+    ws = Workspace(check_folder(root, "workspace root") / check_name(name), name)
     inputs, notes = expand_inputs(list(paths))
     for path in inputs:
         try:
@@ -470,39 +455,80 @@ def merge_workspaces(
     """
     t_start = time.perf_counter()
     make_workspace_dir(ws)
-    lock = FileLock(str(ws.lock), timeout=0)
+    with locked_run(ws, f"run on {ws.name} is going on") as watch:
+        for stale in ws.dir.glob(".merge.tmp-*"):  # of a merge that was killed (we hold the lock)
+            shutil.rmtree(stale, ignore_errors=True)
+        tmp_dir = Path(tempfile.mkdtemp(prefix=".merge.tmp-", dir=ws.dir))
+        try:
+            dataset = tmp_dir / REPORTS_DIR
+            for i, (key, rws) in enumerate(sorted(reports.items())):
+                progress(f"reading {key}", i / max(1, len(reports)))
+                if not rws.database.is_file():
+                    raise NsysDuckError(f"{rws.dir} has no {rws.database.name}; convert it again")
+                copy_report_relations(rws.database, dataset / partition_dir(key))
+            first_db = reports[min(reports)].database
+            sources = {key: report_source(rws) for key, rws in reports.items()}
+            result = _run_merge(ws, dataset, tmp_dir, opts, progress, watch, first_db, sources)
+        finally:
+            shutil.rmtree(tmp_dir, ignore_errors=True)
+    result.seconds = time.perf_counter() - t_start
+    return result
+
+
+def _merge_context(opts: MergeOptions, dataset: Path) -> pipeline.Context:
+    """The template variables of the merge's SQL: a conversion's, and the
+    dataset, the alignment and each renumbered relation's columns."""
+    columns = _relation_columns(dataset)
+    window = opts.window or (None, None)
+    return pipeline.Context(
+        {},
+        {
+            **opts.convert.template_options(),
+            "max_json_bytes": int(opts.max_json_bytes),
+            "window_start_s": window[0],
+            "window_end_s": window[1],
+            "devices": [int(d) for d in opts.devices],
+            "merge_reports_dir": str(dataset),
+            "merge_align": opts.align,
+            "merge_relations": {r: columns[r] for r in RENUMBERED},
+        },
+    )
+
+
+def _build_merge(
+    con: duckdb.DuckDBPyConnection,
+    ws: Workspace,
+    dataset: Path,
+    opts: MergeOptions,
+    progress: Progress,
+    first_db: Path,
+) -> list[pipeline.SqlFile]:
+    """The merge's relations: its SQL (sql/merge and the trace stages) run
+    on the reports' dataset; returns the files run."""
+    files = merge_files(opts.convert.sql_dir)
+    ctx = _merge_context(opts, dataset)
+    n = len(files)
+    done = [0]
+
+    def on_file(rel: str) -> None:
+        progress(f"SQL {rel}", done[0] / n)
+        done[0] += 1
+
     try:
-        lock.acquire()
-    except Timeout:
-        raise WorkspaceError(
-            f"another nsys-duck run on {ws.name} is going on (lock {ws.lock}); wait for it"
-        ) from None
-    for stale in ws.dir.glob(".merge.tmp-*"):  # of a merge that was killed (we hold the lock)
-        shutil.rmtree(stale, ignore_errors=True)
-    tmp_dir = Path(tempfile.mkdtemp(prefix=".merge.tmp-", dir=ws.dir))
-    try:
-        with InterruptWatch() as watch:
-            try:
-                dataset = tmp_dir / REPORTS_DIR
-                for i, (key, rws) in enumerate(sorted(reports.items())):
-                    progress(f"reading {key}", i / max(1, len(reports)))
-                    if not rws.database.is_file():
-                        raise NsysDuckError(
-                            f"{rws.dir} has no {rws.database.name}; convert it again"
-                        )
-                    copy_report_relations(rws.database, dataset / partition_dir(key))
-                first_db = reports[min(reports)].database
-                sources = {key: report_source(rws) for key, rws in reports.items()}
-                result = _run_merge(ws, dataset, tmp_dir, opts, progress, watch, first_db, sources)
-            except Exception:
-                if watch.hit:
-                    raise KeyboardInterrupt from None
-                raise
-        result.seconds = time.perf_counter() - t_start
-        return result
-    finally:
-        shutil.rmtree(tmp_dir, ignore_errors=True)
-        lock.release()
+        pipeline.run_pipeline(con, files, ctx, None, on_file)
+    except InputError as exc:  # a stage's refusal (10_trace_base: too long a span)
+        if opts.align == "utc":
+            raise InputError(
+                f"{exc}; if the reports' clocks do not agree, merge with --align start "
+                "(each report's first event lined up)"
+            ) from None
+        raise
+    pipeline.check_outputs(con, files)
+    _copy_comments(con, first_db)
+    # what ran, as it reads once published (reports/ in the workspace)
+    final = dict(ctx.options, merge_reports_dir=str(ws.dir / REPORTS_DIR))
+    catalog.save(con, files, pipeline.Context({}, final))
+    return files
 
 
 def _run_merge(
@@ -518,178 +544,76 @@ def _run_merge(
     """The SQL, checks, writers and publication of :func:`merge_workspaces`
     (``sources``: :func:`report_source` of each report, for the manifest)."""
     copt = opts.convert
-    columns = _relation_columns(dataset)
     spill = tmp_dir / "spill"
     spill.mkdir()
     db_tmp = tmp_dir / ws.database.name
+    spec = outputs.OutputSpec(
+        ws,
+        opts.trace_format,
+        copt.validate,
+        "SELECT * FROM merged_slices ORDER BY slice_id",
+        lambda con: "the reports hold no slice to merge",
+        copt.memory_limit,
+        spill,
+    )
+    step = Step("the merge's SQL stages")
+    tmp_files: list[Path] = []
+    out = None
     con = open_database(copt, spill, db_tmp)
-    stage = "the merge's SQL stages"
     try:
-        files = merge_files(copt.sql_dir)
-        ctx = pipeline.Context(
-            {},
-            {
-                **copt.template_options(),
-                "max_json_bytes": int(opts.max_json_bytes),
-                "window_start_s": (opts.window or (None, None))[0],
-                "window_end_s": (opts.window or (None, None))[1],
-                "devices": [int(d) for d in opts.devices],
-                "merge_reports_dir": str(dataset),
-                "merge_align": opts.align,
-                "merge_relations": {r: columns[r] for r in RENUMBERED},
-            },
-        )
-        n = len(files)
-        done = [0]
-
-        def on_file(rel: str) -> None:
-            progress(f"SQL {rel}", done[0] / n)
-            done[0] += 1
-
-        try:
-            pipeline.run_pipeline(con, files, ctx, None, on_file)
-        except InputError as exc:  # a stage's refusal (10_trace_base: too long a span)
-            if opts.align == "utc":
-                raise InputError(
-                    f"{exc}; if the reports' clocks do not agree, merge with --align start "
-                    "(each report's first event lined up)"
-                ) from None
-            raise
-        pipeline.check_outputs(con, files)
-        _copy_comments(con, first_db)
-        # what ran, as it reads once published (reports/ in the workspace)
-        final = dict(ctx.options, merge_reports_dir=str(ws.dir / REPORTS_DIR))
-        catalog.save(con, files, pipeline.Context({}, final))
-        if con.execute("SELECT count(*) FROM int_slices").fetchall()[0][0] == 0:
-            raise NoEventsError("the reports hold no slice to merge")
-        checked = None
-        if copt.validate:
-            stage = "the contract checks"
-            progress("contract checks", None)
-            checked = checks_mod.run_checks(con, files, lambda v: progress(f"check {v}", None))
-            if watch.hit:
-                raise KeyboardInterrupt
-        traces = chosen_traces(con, opts.trace_format)
-        notes = [*read_trace_notes(con), *traces.notes]
-        parts = [p for (p,) in con.execute("SELECT part FROM trace_parts ORDER BY part").fetchall()]
-        jsons = [ws.json_gz] if len(parts) == 1 else [ws.json_part(p) for p in parts]
-        if not traces.perfetto:
-            jsons = []  # --format kineto: no Perfetto JSON
-        finals = [*jsons, ws.events_parquet, ws.kernel_dependencies]
-        tmps = [tmp_dir / f.name for f in finals]
-        stage = "writing the JSON trace"
-        progress("writing JSON" if len(jsons) == 1 else f"writing JSON ({len(jsons)} parts)", None)
-        events = json_bytes = 0
-        for tmp, stats in zip(
-            tmps, writers.write_trace_json(con, tmps[: len(jsons)]) if jsons else [], strict=False
-        ):
-            writers.check_gzip_trailer(tmp, stats)
-            events += stats.events
-            json_bytes += stats.bytes_uncompressed
-        stage = "writing the aligned Parquet"
-        progress("writing Parquet", None)
-        rows = writers.write_parquet(
-            con, "SELECT * FROM merged_slices ORDER BY slice_id", tmps[len(jsons)]
-        )
-        writers.write_kernel_dependencies(tmps[len(jsons) + 1])
-        kineto = None
-        if traces.kineto:
-            stage = "writing the Kineto trace"
-            progress("writing the Kineto trace", None)
-            kineto = writers.write_kineto_json(con, tmp_dir / ws.kineto_dir.name)
-        summary = con.execute(
-            "SELECT metric, value FROM trace_summary ORDER BY ord, metric"
-        ).fetchall()
-        summary += con.execute("SELECT metric, value FROM trace_split_summary").fetchall()
-        summary += [
-            ("JSON events", events),
-            ("JSON size, uncompressed (MB)", round(json_bytes / 1e6, 1)),
-            ("Parquet rows", rows),
-        ]
-        if kineto is not None:
-            summary += [("Kineto ranks", len(kineto.files)), ("Kineto events", kineto.events)]
-        base_ns, first_ns = con.execute("SELECT base_ns, first_ns FROM trace_base").fetchall()[0]
-        window = read_window(con) if opts.window else None  # (it counts slices)
-        reports = [
-            ReportRow(*r)
-            for r in con.execute(
-                "SELECT report, label, ordinal, shift_ns, first_ns, slices, rank_no, "
-                "rank_source, align_ns FROM merge_reports ORDER BY ordinal"
-            ).fetchall()
-        ]
-        con.close()
-        con = None
-    except checks_mod.CheckFailed as exc:
-        raise NsysDuckError(str(exc).replace("convert --no-checks", "merge --no-checks")) from None
-    except SqlStageError:
-        raise
-    except duckdb.Error as exc:
-        text = _lines(exc)
-        if "Out of Memory" in text:
-            raise NsysDuckError(
-                f"DuckDB ran out of memory in {stage} (--memory-limit {copt.memory_limit}); "
-                "raise --memory-limit"
-            ) from None
-        raise SqlStageError(f"{stage}: {text}") from None
-    except OSError as exc:
-        raise _os_failure(exc, ws) from None
-    finally:
-        if con is not None:
+        with named_failures(step, ws, copt.memory_limit, command="merge"):
+            files = _build_merge(con, ws, dataset, opts, progress, first_db)
+            out = outputs.write_outputs(con, files, spec, step, progress, watch, tmp_files)
+            base_ns, first_ns = con.execute("SELECT base_ns, first_ns FROM trace_base").fetchall()[
+                0
+            ]
+            window = outputs.read_window(con) if opts.window else None  # (it counts slices)
+            reports = [
+                ReportRow(*r)
+                for r in con.execute(
+                    "SELECT report, label, ordinal, shift_ns, first_ns, slices, rank_no, "
+                    "rank_source, align_ns FROM merge_reports ORDER BY ordinal"
+                ).fetchall()
+            ]
             con.close()
-    try:
-        finals.append(ws.database)
-        tmps.append(db_tmp)
-        stale = [f for f in (ws.json_gz, *ws.json_parts) if f not in finals]
-        with _interrupts_deferred():
+            con = None
+            out.add(ws.database, db_tmp)
+            outputs.validate_edited_json(out, files, spec, progress, watch)
+
+        def move_dataset() -> None:
             old = ws.dir / REPORTS_DIR
             if old.exists():
                 os.replace(old, tmp_dir / "old-reports")  # removed with tmp_dir
             os.replace(dataset, old)
-            writers.publish(list(zip(tmps, finals, strict=True)))
-            writers.discard(stale)
-            kineto_files: list[Path] = []
-            if kineto is not None:
-                writers.publish_folder(tmp_dir / ws.kineto_dir.name, ws.kineto_dir)
-                kineto_files = [ws.kineto_dir / path.name for path, _ in kineto.files]
-            elif ws.kineto_dir.exists():
-                shutil.rmtree(ws.kineto_dir)  # an earlier merge's: it would disagree
-            finals += kineto_files
-            _write_manifest(ws, opts, reports, finals, sources)
-    except OSError as exc:
-        raise _os_failure(exc, ws) from None
+
+        published = outputs.publish(
+            out,
+            ws,
+            lambda files: _write_manifest(ws, opts, reports, files, sources),
+            before=move_dataset,
+        )
+        tmp_files.clear()
+    finally:
+        if con is not None:
+            con.close()
+        writers.discard(tmp_files)
+        if out is not None:
+            shutil.rmtree(out.kineto_tmp, ignore_errors=True)
+    checked = out.checked
     return MergeResult(
         ws,
         reports,
         [],
-        summary,
-        finals,
+        out.summary,
+        published,
         base_ns,
         opts.align,
         checked is not None,
         len(checked.checks) if checked else 0,
-        notes=notes,
+        notes=out.notes,
         window=window,
         first_ns=first_ns,
     )
-
-
-@contextmanager
-def _interrupts_deferred():
-    """Publishing (a few renames): Ctrl-C, SIGTERM and SIGHUP wait until it
-    is done, so a merge is published whole or not at all; one that arrived
-    meanwhile is then taken as arriving after the merge finished (it is
-    published, and the run ends as it would have)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    seen: list[int] = []
-    wanted = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    before = {sig: signal.signal(sig, lambda signum, frame: seen.append(signum)) for sig in wanted}
-    try:
-        yield
-    finally:
-        for sig, handler in before.items():
-            signal.signal(sig, handler)
 
 
 def report_source(rws: Workspace) -> dict | None:
@@ -776,7 +700,7 @@ def _copy_comments(con: duckdb.DuckDBPyConnection, report_db: Path) -> None:
             for t, c in tables
         ]
         statements += [f'COMMENT ON COLUMN {t}."{col}" IS {sql_string(c)}' for t, col, c in columns]
-        pipeline._run_comments(con, statements)
+        pipeline.run_comments(con, statements)
     finally:
         con.execute("DETACH comments_of")
 

@@ -233,7 +233,7 @@ def run_pipeline(
             if _COMMENT.match(_strip_comments(query)):
                 comments.append(query)
                 continue
-            _run_comments(con, comments)
+            run_comments(con, comments)
             for name in list(pending):
                 relation, fn = hooks[name]
                 if relation in _strip_comments(query):
@@ -253,12 +253,12 @@ def run_pipeline(
                 m = _CREATED.search(query)
                 what = f" ({m.group(1).lower()} {m.group(2)})" if m else ""
                 raise SqlStageError(f"{sql_file.relpath}{what}: {_first_line(exc)}") from None
-        _run_comments(con, comments)
+        run_comments(con, comments)
         timings.append(StageTiming(sql_file.relpath, time.perf_counter() - t0))
     return timings
 
 
-def _run_comments(con: duckdb.DuckDBPyConnection, comments: list[str]) -> None:
+def run_comments(con: duckdb.DuckDBPyConnection, comments: list[str]) -> None:
     """Run a file's COMMENT ON statements (and empty the list), in one
     transaction: one commit instead of one per statement (a stage file has
     one per column; on a database file each commit costs ~1.7 ms, ~4x the

@@ -70,7 +70,7 @@ def classify_input(path: str | os.PathLike) -> Source:
             name = p.name[: -len(PQTDIR_SUFFIX)]
         else:
             name = p.name
-        return Source(p, "export", _check_name(name))
+        return Source(p, "export", check_name(name))
     suffix = next((s for s in REPORT_SUFFIXES + (SQLITE_SUFFIX,) if p.name.endswith(s)), None)
     if suffix is None:
         raise InputError(
@@ -104,7 +104,7 @@ def classify_input(path: str | os.PathLike) -> Source:
     # is converted as mymodel (README: model.nsys-rep -> model/)
     given = Path(path).expanduser().name
     named = next((s for s in REPORT_SUFFIXES + (SQLITE_SUFFIX,) if given.endswith(s)), None)
-    name = _check_name(given[: -len(named)] if named else p.name[: -len(suffix)])
+    name = check_name(given[: -len(named)] if named else p.name[: -len(suffix)])
     if kind == "sqlite":
         from .sqlite_export import check_export
 
@@ -119,7 +119,7 @@ def classify_input(path: str | os.PathLike) -> Source:
 PATH_SPECIAL = "?*[]"
 
 
-def _check_name(name: str) -> str:
+def check_name(name: str) -> str:
     """NAME must be a plain folder name inside the workspace root; characters
     of :data:`PATH_SPECIAL` become ``_``."""
     if name in ("", ".", "..") or "/" in name or "\0" in name:
@@ -129,7 +129,9 @@ def _check_name(name: str) -> str:
     return "".join("_" if c in PATH_SPECIAL else c for c in name)
 
 
-def _check_folder(path: Path, what: str) -> Path:
+def check_folder(path: Path, what: str) -> Path:
+    """``path`` itself, refused (InputError, one sentence naming ``what``)
+    when it holds a character DuckDB reads as a glob pattern."""
     special = sorted({c for c in str(path) if c in PATH_SPECIAL})
     if special:
         raise InputError(
@@ -226,10 +228,10 @@ def workspace_for(
     """
     if folder is not None:
         return Workspace(
-            _check_folder(Path(folder).expanduser().resolve(), "output folder"), source.name
+            check_folder(Path(folder).expanduser().resolve(), "output folder"), source.name
         )
     root = root or workspace_root()
-    return Workspace(_check_folder(root, "workspace root") / source.name, source.name)
+    return Workspace(check_folder(root, "workspace root") / source.name, source.name)
 
 
 def _workspace_in(folder: Path) -> Workspace | None:
