@@ -36,6 +36,7 @@ from filelock import FileLock, Timeout
 from . import (
     __version__,
     catalog,
+    contract,
     database,
     lanes,
     manifest,
@@ -64,7 +65,7 @@ from .workspace import (
     workspace_for,
 )
 
-HOOKS = {"lanes": ("_lane_assignments", lanes.assign_lanes)}
+HOOKS = {"lanes": lanes.assign_lanes}  # the relation each creates: its file's hook tag
 # --timings label of ensure_export per Source.kind (not shown when reused)
 EXPORT_LABELS = {
     "report": "nsys export",
@@ -308,7 +309,7 @@ def build(
         done[0] += 1
 
     timings = registered + pipeline.run_pipeline(con, files, ctx, HOOKS, on_file)
-    pipeline.check_outputs(con, files)
+    contract.check_outputs(con, files)
     catalog.save(con, files, ctx)  # what ran, for views/explain (nsys_duck_sql)
     return files, timings
 
@@ -831,7 +832,7 @@ def _convert_locked(
             progress("writing Parquet", None)
             stage = "writing the aligned Parquet"
             with _timed(timings, "write Parquet"):
-                rows = writers.write_parquet(con, "SELECT * FROM trace_slices", tmps[n_json])
+                rows = writers.write_parquet(con, contract.parquet_query(files), tmps[n_json])
                 writers.write_kernel_dependencies(tmps[n_json + 1])
             kineto = None
             if traces.kineto:

@@ -32,7 +32,7 @@ from pathlib import Path
 import duckdb
 from filelock import FileLock, Timeout
 
-from . import __version__, catalog, manifest, pipeline, writers
+from . import __version__, catalog, contract, manifest, pipeline, writers
 from . import checks as checks_mod
 from .convert import (
     NOTE_METRICS,
@@ -555,7 +555,7 @@ def _run_merge(
                     "(each report's first event lined up)"
                 ) from None
             raise
-        pipeline.check_outputs(con, files)
+        contract.check_outputs(con, files)
         _copy_comments(con, first_db)
         # what ran, as it reads once published (reports/ in the workspace)
         final = dict(ctx.options, merge_reports_dir=str(ws.dir / REPORTS_DIR))
@@ -588,9 +588,7 @@ def _run_merge(
             json_bytes += stats.bytes_uncompressed
         stage = "writing the aligned Parquet"
         progress("writing Parquet", None)
-        rows = writers.write_parquet(
-            con, "SELECT * FROM merged_slices ORDER BY slice_id", tmps[len(jsons)]
-        )
+        rows = writers.write_parquet(con, contract.parquet_query(files), tmps[len(jsons)])
         writers.write_kernel_dependencies(tmps[len(jsons) + 1])
         kineto = None
         if traces.kineto:
