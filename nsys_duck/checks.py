@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from . import pipeline
+from . import contract, pipeline
 from .errors import SqlStageError
 
 PREFIX = "check_"
@@ -138,23 +138,18 @@ def run_checks(
     return run
 
 
-# The views the writers turn into the JSON trace, and the description of
-# them the checks read: a --sql-dir file that creates one of them makes the
-# checks vouch for SQL they do not see, so convert also runs the file
-# validator on the written JSON.
-WRITER_VIEWS = ("trace_events_body", "trace_events_stacks", "trace_events", "chk_events")
-
-
 def writer_sql_edited(files: list[pipeline.SqlFile]) -> list[str]:
     """Relative paths of the ``--sql-dir`` files (added or overriding) that
-    create a view the JSON writer or ``chk_events`` is made of
-    (:data:`WRITER_VIEWS`)."""
+    create a view the JSON writer reads or is made of, or the checks'
+    ``chk_events`` (a packaged view with role ``writer-input`` or
+    ``check-input``, ``contract``): the checks would vouch for SQL they do
+    not see, so convert also runs the file validator on the written JSON."""
+    views = contract.views_with_role("writer-input", "check-input")
     return [
         f.relpath
         for f in files
         if (f.added or f.overridden)
         and any(
-            name.split(".")[-1].strip('"') in WRITER_VIEWS
-            for _, name in pipeline.created_objects(f.text)
+            name.split(".")[-1].strip('"') in views for _, name in pipeline.created_objects(f.text)
         )
     ]

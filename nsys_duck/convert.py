@@ -31,6 +31,7 @@ import duckdb
 from . import (
     __version__,
     catalog,
+    contract,
     database,
     lanes,
     manifest,
@@ -56,7 +57,7 @@ from .workspace import (
     workspace_for,
 )
 
-HOOKS = {"lanes": ("_lane_assignments", lanes.assign_lanes)}
+HOOKS = {"lanes": lanes.assign_lanes}  # the relation each creates: its file's hook tag
 # --timings label of ensure_export per Source.kind (not shown when reused)
 EXPORT_LABELS = {
     "report": "nsys export",
@@ -300,7 +301,7 @@ def build(
         done[0] += 1
 
     timings = registered + pipeline.run_pipeline(con, files, ctx, HOOKS, on_file)
-    pipeline.check_outputs(con, files)
+    contract.check_outputs(con, files)
     catalog.save(con, files, ctx)  # what ran, for views/explain (nsys_duck_sql)
     return files, timings
 
@@ -636,7 +637,6 @@ def _convert_locked(
         ws,
         opts.trace_format,
         opts.validate,
-        "SELECT * FROM trace_slices",
         _no_events_message,
         opts.memory_limit,
         spill,

@@ -32,13 +32,16 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from . import contract
 from .compat import arrow_reader
 
 BATCH_ROWS = 1_000_000  # rows of int_lane_clusters held in Python at once
 
 
 def assign_lanes(con: duckdb.DuckDBPyConnection) -> None:
-    """Create ``_lane_assignments(slice_id BIGINT, lane INTEGER)`` from ``int_lane_clusters``.
+    """Create ``_lane_assignments(slice_id BIGINT, lane INTEGER)`` from
+    ``int_lane_clusters`` (role ``lanes-input``), read in its order
+    (``-- Python reads:``: by track, start, longer first).
 
     Times are integer ns, intervals half-open ``[start_ns, lane_end_ns)``
     (``int_lane_clusters``): a slice starting exactly when another ends may
@@ -52,15 +55,11 @@ def assign_lanes(con: duckdb.DuckDBPyConnection) -> None:
     (12 bytes a row), never the whole table as Python objects (16M projected
     NVTX ranges took 0.9 GB more that way).
     """
-    reader = arrow_reader(
-        con.sql(
-            "SELECT slice_id, track_no, start_ns, lane_end_ns AS end_ns, "
-            "lane_rule = 'nest' AS nest "
-            "FROM int_lane_clusters "
-            "ORDER BY track_no, start_ns, lane_end_ns DESC, seq, slice_id"
-        ),
-        BATCH_ROWS,
+    (query,) = contract.writer_queries(
+        "lanes-input",
+        "slice_id, track_no, start_ns, lane_end_ns AS end_ns, lane_rule = 'nest' AS nest",
     )
+    reader = arrow_reader(con.sql(query), BATCH_ROWS)
     id_parts: list[np.ndarray] = []
     lane_parts: list[np.ndarray] = []
     track = None

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import __version__, catalog, manifest, outputs, pipeline, writers
+from . import __version__, catalog, contract, manifest, outputs, pipeline, writers
 from .convert import NOTE_METRICS, Options, make_workspace_dir, open_database, up_to_date
 from .errors import InputError, NsysDuckError
 from .failures import Step, named_failures, one_line
@@ -523,7 +523,7 @@ def _build_merge(
                 "(each report's first event lined up)"
             ) from None
         raise
-    pipeline.check_outputs(con, files)
+    contract.check_outputs(con, files)
     _copy_comments(con, first_db)
     # what ran, as it reads once published (reports/ in the workspace)
     final = dict(ctx.options, merge_reports_dir=str(ws.dir / REPORTS_DIR))
@@ -551,7 +551,6 @@ def _run_merge(
         ws,
         opts.trace_format,
         copt.validate,
-        "SELECT * FROM merged_slices ORDER BY slice_id",
         lambda con: "the reports hold no slice to merge",
         copt.memory_limit,
         spill,

@@ -24,7 +24,7 @@ from pathlib import Path
 import duckdb
 
 from . import checks as checks_mod
-from . import pipeline, writers
+from . import contract, pipeline, writers
 from .errors import NoEventsError, ValidationFailed
 from .failures import Step, os_failure
 from .runs import InterruptWatch, interrupts_deferred
@@ -96,7 +96,6 @@ class OutputSpec:
     ws: Workspace
     trace_format: str  # --format: perfetto, kineto or both
     validate: bool  # run the contract checks (check_* views) before writing
-    parquet_query: str  # the rows of NAME.perfetto.parquet
     no_events: Callable[[duckdb.DuckDBPyConnection], str]  # why, when int_slices is empty
     memory_limit: str  # DuckDB's, also for the file validator
     temp_dir: Path  # scratch (spill) folder inside the workspace
@@ -211,7 +210,7 @@ def write_outputs(
     step.now = "writing the aligned Parquet"
     progress("writing Parquet", None)
     with timed(timings, "write Parquet"):
-        rows = writers.write_parquet(con, spec.parquet_query, tmps[n_json])
+        rows = writers.write_parquet(con, contract.parquet_query(files), tmps[n_json])
         writers.write_kernel_dependencies(tmps[n_json + 1])
     kineto = None
     if traces.kineto:

@@ -5,7 +5,7 @@ numbered folders and files, run in sorted order of their relative path, each
 a Jinja template rendered with the table/column discovery results and the
 CLI's options, each creating named views or tables. This module only decides
 how SQL runs; it never names a view except through the files' own headers
-and the ``trace_*`` outputs the writers read.
+(a hook's relation here; the views the writers read: ``contract``).
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ _CREATED = re.compile(
     r"(?:IF\s+NOT\s+EXISTS\s+)?([\w.\"]+)",
     re.IGNORECASE,
 )
-_HOOK = re.compile(r"^--\s*hook:\s*(\w+)\s*$", re.MULTILINE)
+# -- hook: NAME registers RELATION (a file's header): run the hook NAME right
+# before the file's first statement that reads RELATION, which it creates
+_HOOK = re.compile(r"^--\s*hook:\s*(\w+)(?:\s+registers\s+(\w+))?\s*$", re.MULTILINE)
 _COMMENT = re.compile(r"\s*COMMENT\s+ON\s", re.IGNORECASE)
 
 
@@ -192,15 +194,16 @@ def run_pipeline(
     con: duckdb.DuckDBPyConnection,
     files: list[SqlFile],
     ctx: Context,
-    hooks: dict[str, tuple[str, Hook]] | None = None,
+    hooks: dict[str, Hook] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> list[StageTiming]:
     """Run every file's statements in order.
 
     Args:
-        hooks: name -> (relation it creates, function). A file whose header
-            says ``-- hook: NAME`` gets the function run right before its
-            first statement that mentions the relation.
+        hooks: name -> function. A file whose header says ``-- hook: NAME
+            registers RELATION`` gets the function run right before its
+            first statement that mentions RELATION (which the function
+            creates).
         progress: called with each file's relative path before it runs.
 
     Returns:
@@ -219,10 +222,15 @@ def run_pipeline(
             progress(sql_file.relpath)
         t0 = time.perf_counter()
         text = render(sql_file, ctx)
-        pending = list(_HOOK.findall(text))
-        for name in pending:
+        pending = _HOOK.findall(text)
+        for name, relation in pending:
             if name not in hooks:
                 raise SqlStageError(f"{sql_file.relpath}: unknown hook {name!r}")
+            if not relation:
+                raise SqlStageError(
+                    f"{sql_file.relpath}: hook {name}: say what it creates "
+                    f"(-- hook: {name} registers RELATION)"
+                )
         try:
             statements = duckdb.extract_statements(text)
         except duckdb.Error as exc:
@@ -234,16 +242,15 @@ def run_pipeline(
                 comments.append(query)
                 continue
             run_comments(con, comments)
-            for name in list(pending):
-                relation, fn = hooks[name]
+            for name, relation in list(pending):
                 if relation in _strip_comments(query):
                     try:
-                        fn(con)
+                        hooks[name](con)
                     except duckdb.Error as exc:
                         raise SqlStageError(
                             f"{sql_file.relpath}: hook {name}: {_first_line(exc)}"
                         ) from None
-                    pending.remove(name)
+                    pending.remove((name, relation))
             try:
                 con.execute(query)
             except duckdb.Error as exc:
@@ -320,74 +327,3 @@ def _strip_comments(query: str) -> str:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return " ".join(text.split("\n")[:3])
-
-
-# The output views the writers read, with the columns and DuckDB types the
-# files promise (README "Aligned Parquet"; output-contract.md). An edited
-# stage that changes them fails here, naming the file that defines the view.
-OUTPUT_SCHEMAS: dict[str, dict[str, str]] = {
-    "trace_base": {"base_ns": "BIGINT"},
-    "trace_events_body": {"event_json": "VARCHAR", "ph": "VARCHAR"},
-    "trace_events_stacks": {
-        "order_tid": "BIGINT",
-        "order_ns": "BIGINT",
-        "order_span": "BIGINT",
-        "order_seq": "BIGINT",
-        "event_json": "VARCHAR",
-        "ph": "VARCHAR",
-    },
-    "trace_summary": {"metric": "VARCHAR", "value": "BIGINT"},
-    "trace_slices": {
-        "slice_id": "BIGINT",
-        "start_ns": "BIGINT",
-        "end_ns": "BIGINT",
-        "dur_ns": "BIGINT",
-        "pid": "BIGINT",
-        "tid": "BIGINT",
-        "track_name": "VARCHAR",
-        "cat": "VARCHAR",
-        "name": "VARCHAR",
-        "device_id": "BIGINT",
-        "os_pid": "BIGINT",
-        "os_tid": "BIGINT",
-        "context_id": "BIGINT",
-        "stream_id": "BIGINT",
-        "correlation_id": "BIGINT",
-        "copy_kind": "VARCHAR",
-        "bytes": "BIGINT",
-        "nvtx_id": "BIGINT",
-        "ph": "VARCHAR",
-        "nvtx_ids": "BIGINT[]",
-        "nvtx_names": "VARCHAR[]",
-        "demangled_name": "VARCHAR",
-        "is_primary": "BOOLEAN",
-    },
-}
-
-
-def check_outputs(con: duckdb.DuckDBPyConnection, files: list[SqlFile]) -> None:
-    """Check the output views exist with the promised columns and types.
-
-    Raises:
-        SqlStageError: "FILE (view V): missing column C" / "column C is T,
-            expected U" / "view V is missing", naming the file that creates it.
-    """
-    defined = {name: f.relpath for f in files for _, name in created_objects(f.text)}
-    for view, columns in OUTPUT_SCHEMAS.items():
-        where = defined.get(view, "the SQL stages")
-        actual = dict(
-            con.execute(
-                "SELECT column_name, data_type FROM duckdb_columns() "
-                "WHERE schema_name = 'main' AND table_name = ?",
-                [view],
-            ).fetchall()
-        )
-        if not actual:
-            raise SqlStageError(f"{where}: view {view} is missing (the writers read it)")
-        for column, wanted in columns.items():
-            if column not in actual:
-                raise SqlStageError(f"{where} (view {view}): missing column {column} ({wanted})")
-            if actual[column] != wanted:
-                raise SqlStageError(
-                    f"{where} (view {view}): column {column} is {actual[column]}, expected {wanted}"
-                )

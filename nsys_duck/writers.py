@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from isal import igzip_threaded, isal_zlib
 
+from . import contract
 from .compat import arrow_reader
 from .errors import NsysDuckError
 
@@ -135,23 +136,6 @@ class _PartStream:
         return JsonStats(self.events, self.size, self.crc)
 
 
-# The unordered events, read one kind (ph) at a time, so one query holds
-# only the hash tables of its kind (on the 16M-NVTX input the X slices'
-# query alone ran out of memory at 2GB while int_gpu_op_args was a view;
-# that the split itself is needed was not measured). Every flow start comes
-# before every flow end: an s and its f may share a ts, and at equal ts
-# Perfetto reads such events in file order (perfetto-json.md 2), so an f
-# read first would find no flow (flow_end_without_start, an info stat) and
-# the arrow would be lost. The last filter takes every other kind, so a
-# kind added to the SQL is still written.
-_UNORDERED_KINDS = (
-    "ph = 'X'",
-    "ph = 's'",
-    "ph = 'f'",
-    "(ph IS NULL OR ph NOT IN ('X', 's', 'f'))",
-)
-
-
 def write_trace_json(
     con: duckdb.DuckDBPyConnection,
     paths: list[Path],
@@ -159,16 +143,17 @@ def write_trace_json(
     threads: int = 2,
     compresslevel: int = 1,
 ) -> list[JsonStats]:
-    """Stream ``trace_events_parted`` into ``paths[k]``, the file of part
-    k + 1 (``trace_parts``; one path: the whole trace), each one gzip member
+    """Stream the JSON trace's view (role ``json-trace``:
+    ``trace_events_parted``) into ``paths[k]``, the file of part k + 1
+    (``trace_parts``; one path: the whole trace), each one gzip member
     holding one JSON array.
 
     One pass over the events, whatever the number of parts: rows come from
-    DuckDB in Arrow batches (the unordered events first, one kind at a time:
-    X slices, flow starts, flow ends, the rest; then the B/E and async b/e
-    events ordered by track and time), each row goes to its part's
-    file (metadata, part NULL, to every file), and Python only concatenates
-    buffers. Each file is gzip-compressed by ISA-L (``threads`` threads in
+    DuckDB in Arrow batches, query by query as the view's header says
+    (``-- Python reads:``: the unordered events one kind at a time, then
+    the B/E and async b/e events ordered by track and time), each row goes
+    to its part's file (metadata, part NULL, to every file), and Python
+    only concatenates buffers. Each file is gzip-compressed by ISA-L (``threads`` threads in
     all) into a single member; nothing follows the closing ``]``.
 
     Returns: per path, event count, uncompressed size in bytes and CRC-32
@@ -190,18 +175,14 @@ def write_trace_json(
             )
             for p in paths
         ]
-        select = "SELECT part, event_json || ',\n' FROM trace_events_parted WHERE "
-        queries = [select + f"NOT is_stacked AND {kinds}" for kinds in _UNORDERED_KINDS]
-        queries.append(
-            select + "is_stacked ORDER BY order_tid, order_ns, order_phase, order_span, order_seq"
-        )
-        for query in queries:
+        view = contract.view_with_role("json-trace").view
+        for query in contract.writer_queries("json-trace", "part, event_json || ',\n'"):
             for part, text in _part_batches(con, query):
                 if text.null_count:
                     # a NULL row would vanish from the buffer and break the
                     # array: refuse rather than write a damaged trace
                     raise NsysDuckError(
-                        f"{text.null_count} rows of trace_events_parted have no event "
+                        f"{text.null_count} rows of {view} have no event "
                         "text (NULL event_json: a bug in the SQL stages)"
                     )
                 if n == 1 or part.null_count == len(part):
@@ -218,7 +199,7 @@ def write_trace_json(
                         parts[k - 1].add(arr)
                     else:
                         raise NsysDuckError(
-                            f"trace_events_parted names part {k}; trace_parts has {n}"
+                            f"{view} names part {k} of a trace written in {n} parts"
                         )
         return [stream.close() for stream in parts]
 
@@ -263,9 +244,8 @@ def write_kineto_json(
         NsysDuckError: no rank (no process with GPU work), a row without
             event text, or a rank that is not in ``kineto_ranks``.
     """
-    heads = con.execute(
-        "SELECT rank, file_name, header_json FROM kineto_trace_headers ORDER BY rank"
-    ).fetchall()
+    (head_query,) = contract.writer_queries("kineto-headers", "rank, file_name, header_json")
+    heads = con.execute(head_query).fetchall()
     if not heads:
         raise NsysDuckError(
             "the Kineto trace has no rank: no profiled process has GPU work "
@@ -289,20 +269,18 @@ def write_kineto_json(
             for path, (_, _, header) in zip(paths, heads, strict=True)
         ]
         # each file in the SQL's order (HTA's row indices: 30_kineto_events.sql)
-        query = (
-            "SELECT rank, event_json || ',\n' FROM kineto_events "
-            "ORDER BY event_order, order_key NULLS LAST, event_json"
-        )
+        events = contract.view_with_role("kineto-events").view
+        (query,) = contract.writer_queries("kineto-events", "rank, event_json || ',\n'")
         for rank, text in _part_batches(con, query):
             if text.null_count:
                 raise NsysDuckError(
-                    f"{text.null_count} rows of kineto_events have no event text "
+                    f"{text.null_count} rows of {events} have no event text "
                     "(NULL event_json: a bug in the SQL stages)"
                 )
             ranks = pc.unique(rank).to_pylist()
             for r in ranks:
                 if r not in index:
-                    raise NsysDuckError(f"kineto_events names rank {r}; kineto_ranks has not")
+                    raise NsysDuckError(f"{events} names rank {r}, which has no file header")
                 arr = text if len(ranks) == 1 else pc.filter(text, pc.equal(rank, r))
                 streams[index[r]].add(arr)
         stats = [s.close() for s in streams]

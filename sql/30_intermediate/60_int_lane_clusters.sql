@@ -40,6 +40,8 @@
 -- sorted, to the Python hook "lanes" (nsys_duck/lanes.py), which runs the
 -- sweep of the track's rule and registers _lane_assignments(slice_id, lane)
 -- before this file's second statement.
+-- Role: lanes-input (the lanes hook's rows, nsys_duck/lanes.py)
+-- Python reads: ORDER BY track_no, start_ns, lane_end_ns DESC, seq, slice_id
 
 -- int_lane_clusters: slices that share an overlap cluster with another
 -- slice of the same base track; int_slice_lanes: the lane of each slice
@@ -83,7 +85,6 @@
 -- sorted, to the Python hook "lanes" (nsys_duck/lanes.py), which runs the
 -- sweep of the track's rule and registers _lane_assignments(slice_id, lane)
 -- before this file's second statement.
--- hook: lanes
 
 CREATE OR REPLACE VIEW int_lane_clusters AS
 WITH occupied AS (

@@ -6,7 +6,7 @@
 -- are in lane 1. _lane_assignments(slice_id, lane) is registered by the
 -- hook (nsys_duck/lanes.py, see 60_int_lane_clusters.sql) right before
 -- this file's statement.
--- hook: lanes
+-- hook: lanes registers _lane_assignments
 
 CREATE OR REPLACE TABLE int_slice_lanes AS
 SELECT slice_id, lane FROM _lane_assignments;

@@ -32,6 +32,13 @@
 -- args members, looked up by op_id in int_gpu_ops like demangled_name;
 -- NULL on every other row.
 -- Each column comes after the older ones, so positional readers still work.
+-- Role: parquet (NAME.perfetto.parquet)
+-- Columns: slice_id BIGINT, start_ns BIGINT, end_ns BIGINT, dur_ns BIGINT,
+--   pid BIGINT, tid BIGINT, track_name VARCHAR, cat VARCHAR, name VARCHAR,
+--   device_id BIGINT, os_pid BIGINT, os_tid BIGINT, context_id BIGINT,
+--   stream_id BIGINT, correlation_id BIGINT, copy_kind VARCHAR, bytes BIGINT,
+--   nvtx_id BIGINT, ph VARCHAR, nvtx_ids BIGINT[], nvtx_names VARCHAR[],
+--   demangled_name VARCHAR, is_primary BOOLEAN
 
 CREATE OR REPLACE VIEW trace_slices AS
 SELECT

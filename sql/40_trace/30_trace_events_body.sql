@@ -18,6 +18,8 @@
 -- of the home (free overlap, never a global track); "e" repeats name and
 -- cat. Only the b and e of one range can need an order (a zero-length
 -- range): b sorts before e at equal ts (phases 2, 3, after any B/E).
+-- Role: writer-input
+-- Columns: event_json VARCHAR, ph VARCHAR
 
 -- trace_events: the Chrome Trace JSON, one event object per row (text).
 -- trace_events_body holds events whose file order does not matter (metadata,

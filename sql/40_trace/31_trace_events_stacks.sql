@@ -5,6 +5,9 @@
 -- Invariants: order_phase 0 E, 1 B, 2 b, 3 e at equal ts on one track;
 -- outer B first (later end), inner E first (later start); equal spans
 -- keep the CPU order (nest_seq). See trace_events_body for the text rules.
+-- Role: writer-input
+-- Columns: order_tid BIGINT, order_ns BIGINT, order_span BIGINT,
+--   order_seq BIGINT, event_json VARCHAR, ph VARCHAR
 
 CREATE OR REPLACE VIEW trace_events_stacks AS
 WITH base AS (SELECT base_ns FROM trace_base)

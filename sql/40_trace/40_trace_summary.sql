@@ -33,6 +33,7 @@
 -- rows that are not drawn.
 -- Invariants: counts come from the same views the writers read, so they
 -- match the files (the JSON event count is added by the writer).
+-- Columns: metric VARCHAR, value BIGINT
 
 CREATE OR REPLACE VIEW trace_summary AS
 WITH flows AS (

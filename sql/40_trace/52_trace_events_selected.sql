@@ -9,6 +9,7 @@
 -- written in (order_tid, order_ns, order_phase, order_span, order_seq)
 -- order). Without --window and --devices, every event (also one whose
 -- pid is no home: the checks, not this view, judge the events).
+-- Role: writer-input
 
 CREATE OR REPLACE VIEW trace_events_selected AS
 WITH events AS (

@@ -9,6 +9,25 @@
 -- is kept only when both its slices start in one part (part_ns and
 -- part_ns_other), the others are counted by trace_split_summary; no event
 -- text is changed. One part: every selected event, part 1.
+-- Role: json-trace, writer-input
+-- Columns: part INTEGER, event_json VARCHAR, ph VARCHAR, is_stacked BOOLEAN,
+--   order_tid BIGINT, order_ns BIGINT, order_phase INTEGER, order_span BIGINT,
+--   order_seq BIGINT
+-- How the JSON writer reads it (nsys_duck/writers.py): the unordered events
+-- one kind (ph) at a time, so one query holds only the hash tables of its
+-- kind (on the 16M-NVTX input the X slices' query alone ran out of memory
+-- at 2GB while int_gpu_op_args was a view; that the split itself is needed
+-- was not measured). Every flow start comes before every flow end: an s
+-- and its f may share a ts, and at equal ts Perfetto reads such events in
+-- file order (perfetto-json.md 2), so an f read first would find no flow
+-- (flow_end_without_start, an info stat) and the arrow would be lost. The
+-- fourth query takes every other kind, so a kind added here is still
+-- written. Then the B/E and async b/e events in their sort-key order.
+-- Python reads: WHERE NOT is_stacked AND ph = 'X'
+-- Python reads: WHERE NOT is_stacked AND ph = 's'
+-- Python reads: WHERE NOT is_stacked AND ph = 'f'
+-- Python reads: WHERE NOT is_stacked AND (ph IS NULL OR ph NOT IN ('X', 's', 'f'))
+-- Python reads: WHERE is_stacked ORDER BY order_tid, order_ns, order_phase, order_span, order_seq
 
 CREATE OR REPLACE VIEW trace_events_parted AS
 WITH located AS (

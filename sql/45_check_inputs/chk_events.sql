@@ -22,6 +22,7 @@
 -- minus the branch 1..7), so no window function stands between a check's
 -- filter and the tables.
 -- problem is NULL (the pipeline's fields are exact by construction).
+-- Role: check-input
 
 CREATE OR REPLACE VIEW chk_events AS
 WITH base AS (

@@ -17,6 +17,9 @@
 -- baseTimeNanoseconds is trace_base.base_ns (UTC epoch ns): every ts of the
 -- file is in us after it, as Kineto writes relative times. In a merge the
 -- devices of a rank are those of its report.
+-- Role: kineto-headers
+-- Columns: rank INTEGER, file_name VARCHAR, header_json VARCHAR
+-- Python reads: ORDER BY rank
 {% set merged = merge_relations is defined %}
 
 CREATE OR REPLACE VIEW kineto_trace_headers AS

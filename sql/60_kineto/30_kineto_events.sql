@@ -52,6 +52,9 @@
 --   as the rank has fewer paired GPU events than API calls (one kernel per
 --   launch); flows and metadata (which HTA drops) and unpaired events
 --   (NVTX ranges, API calls without GPU work) never push an index up.
+-- Role: kineto-events
+-- Columns: rank INTEGER, event_order INTEGER, order_key BIGINT, event_json VARCHAR
+-- Python reads: ORDER BY event_order, order_key NULLS LAST, event_json
 {% set merged = merge_relations is defined %}
 {% set slice_report = 's.report' if merged else 'NULL::VARCHAR' %}
 

@@ -9,6 +9,8 @@
 -- utc); slice_id, pid and tid are unique across reports, correlation_id,
 -- os_pid, os_tid, context_id, stream_id are the report's own (join on
 -- report with them).
+-- Role: parquet (NAME.perfetto.parquet of the merge)
+-- Python reads: ORDER BY slice_id
 
 CREATE OR REPLACE VIEW merged_slices AS
 SELECT

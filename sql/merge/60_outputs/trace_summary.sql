@@ -10,6 +10,7 @@
 -- drawn: is_placeable) are counted again on the merged tables, so a report
 -- lost in the merge shows. A
 -- table (read once): the merged database reads no file.
+-- Columns: metric VARCHAR, value BIGINT
 
 CREATE OR REPLACE TABLE trace_summary AS
 WITH reported AS (

@@ -1,0 +1,200 @@
+"""What Python knows of the SQL, read from the SQL files' headers.
+
+A file that creates a view Python reads says so in its header comment, one
+tag a line (docs/sql.md, "Header tags"):
+
+``-- Role: ROLE (remark), ...``
+    what the view is to Python: ``json-trace`` (the view the JSON writer
+    streams), ``writer-input`` (that view, or a view it is made of),
+    ``check-input`` (the checks' description of the same events),
+    ``kineto-events`` and ``kineto-headers`` (what the Kineto writer
+    streams), ``parquet`` (NAME.perfetto.parquet's rows).
+``-- Columns: NAME TYPE, ...``
+    the columns and DuckDB types the file promises (the writers' and the
+    Parquet readers' view of it); the list goes on over the next comment
+    lines while it ends with a comma. ``pipeline.check_outputs`` fails a
+    run whose view lacks one or has another type.
+``-- Python reads: CLAUSES``
+    one query of the writer, ``SELECT ... FROM VIEW CLAUSES``; the writer
+    runs them in the order of the lines and writes rows as they come.
+
+The contract is the packaged files': a ``--sql-dir`` file changes what a
+view computes, not its role, its columns or how it is read (its own tags
+count only when it has no packaged twin).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from .errors import SqlStageError
+from .pipeline import SqlFile, created_objects, packaged_sql_dir
+
+_TAG = re.compile(r"^--\s*(Role|Columns|Python reads):\s*(.*?)\s*$", re.IGNORECASE)
+_COLUMN = re.compile(r"^(\w+)\s+(\S.*)$")
+
+
+@dataclass
+class Declaration:
+    """The tags of one file's header, for the view it creates."""
+
+    relpath: str
+    view: str
+    roles: tuple[str, ...] = ()
+    columns: dict[str, str] = field(default_factory=dict)
+    reads: tuple[str, ...] = ()
+
+
+def header(text: str) -> list[str]:
+    """The comment lines a file starts with (up to its first SQL line)."""
+    lines = []
+    for line in text.splitlines():
+        if line.startswith("--"):
+            lines.append(line)
+        elif line.strip():
+            break
+    return lines
+
+
+def declaration(sql_file: SqlFile) -> Declaration | None:
+    """The header tags of ``sql_file``; None when it has none or creates no view/table."""
+    created = [name for kind, name in created_objects(sql_file.text) if kind != "macro"]
+    roles: list[str] = []
+    columns: dict[str, str] = {}
+    reads: list[str] = []
+    pending = ""  # a Columns list going on over the next lines
+    for line in header(sql_file.text):
+        m = _TAG.match(line)
+        if pending and not m:
+            pending += " " + line.lstrip("-").strip()
+        elif m:
+            key, value = m.group(1).lower(), m.group(2)
+            if key == "role":
+                bare = re.sub(r"\([^)]*\)", "", value)  # (remarks) are for people
+                roles += [r.split()[0] for r in bare.split(",") if r.strip()]
+            elif key == "columns":
+                pending = value
+            else:
+                reads.append(value)
+        if pending and not pending.endswith(","):
+            columns.update(_columns(sql_file.relpath, pending))
+            pending = ""
+    if not (roles or columns or reads):
+        return None
+    if not created:
+        raise SqlStageError(f"{sql_file.relpath}: header tags but no view or table created")
+    return Declaration(sql_file.relpath, created[0].strip('"'), tuple(roles), columns, tuple(reads))
+
+
+def _columns(relpath: str, text: str) -> dict[str, str]:
+    out = {}
+    for item in text.split(","):
+        m = _COLUMN.match(item.strip())
+        if not m:
+            raise SqlStageError(f"{relpath}: Columns tag: {item.strip()!r} is not 'NAME TYPE'")
+        out[m.group(1)] = m.group(2).upper()
+    return out
+
+
+@functools.cache
+def _packaged(root: Path) -> dict[str, Declaration]:
+    out = {}
+    for path in sorted(root.rglob("*.sql")):
+        rel = path.relative_to(root).as_posix()
+        found = declaration(SqlFile(rel, path))
+        if found is not None:
+            out[rel] = found
+    return out
+
+
+def packaged() -> dict[str, Declaration]:
+    """The declarations of every packaged SQL file, by relative path."""
+    return _packaged(packaged_sql_dir())
+
+
+def declarations(files: list[SqlFile]) -> list[Declaration]:
+    """The declarations that hold for the files of a run, in run order: a
+    packaged file's own, an overriding file's packaged twin's, an added
+    file's own tags."""
+    known = packaged()
+    out = []
+    for f in files:
+        found = known.get(f.relpath) if not f.added else declaration(f)
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def views_with_role(*roles: str) -> set[str]:
+    """The views of the packaged SQL with any of ``roles``."""
+    return {d.view for d in packaged().values() if set(d.roles) & set(roles)}
+
+
+def view_with_role(role: str, files: list[SqlFile] | None = None) -> Declaration:
+    """The view with ``role`` (e.g. ``json-trace``): of the ``files`` of a
+    run, the last in run order that declares it (a merge's ``merged_slices``
+    after ``trace_slices``); without files, the one packaged file that does.
+
+    Raises:
+        SqlStageError: no file declares it (or, without files, several do).
+    """
+    pool = declarations(files) if files is not None else packaged().values()
+    found = [d for d in pool if role in d.roles]
+    if not found or (files is None and len(found) > 1):
+        where = ", ".join(d.relpath for d in found) or "no file"
+        raise SqlStageError(f"the SQL declares role {role!r} in {where}, not in one file")
+    return found[-1]
+
+
+def writer_queries(role: str, select: str, files: list[SqlFile] | None = None) -> list[str]:
+    """The queries a writer runs: ``SELECT select FROM VIEW CLAUSES``, one
+    per ``Python reads:`` line of the view with ``role``
+    (:func:`view_with_role`; one query without clauses when it has none)."""
+    d = view_with_role(role, files)
+    return [
+        f"SELECT {select} FROM {d.view}" + (f" {tail}" if tail else "") for tail in d.reads or ("",)
+    ]
+
+
+def parquet_query(files: list[SqlFile]) -> str:
+    """The query of NAME.perfetto.parquet's rows: every column of the run's
+    view with role ``parquet`` (a merge's ``merged_slices``, else
+    ``trace_slices``), in its declared order."""
+    (query,) = writer_queries("parquet", "*", files)
+    return query
+
+
+def check_outputs(con: duckdb.DuckDBPyConnection, files: list[SqlFile]) -> None:
+    """Check the declared views (``-- Columns:``) exist with their columns and types.
+
+    Raises:
+        SqlStageError: "FILE (view V): missing column C" / "column C is T,
+            expected U" / "view V is missing", naming the file that creates it.
+    """
+    defined = {name: f.relpath for f in files for _, name in created_objects(f.text)}
+    for d in declarations(files):
+        if not d.columns:
+            continue
+        where = defined.get(d.view, "the SQL stages")
+        actual = dict(
+            con.execute(
+                "SELECT column_name, data_type FROM duckdb_columns() "
+                "WHERE schema_name = 'main' AND table_name = ?",
+                [d.view],
+            ).fetchall()
+        )
+        if not actual:
+            raise SqlStageError(f"{where}: view {d.view} is missing (the writers read it)")
+        for column, wanted in d.columns.items():
+            if column not in actual:
+                raise SqlStageError(f"{where} (view {d.view}): missing column {column} ({wanted})")
+            if actual[column] != wanted:
+                raise SqlStageError(
+                    f"{where} (view {d.view}): column {column} is {actual[column]}, "
+                    f"expected {wanted}"
+                )
