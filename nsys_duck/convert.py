@@ -658,7 +658,7 @@ def _duckdb_failure(
 ) -> NsysDuckError:
     """Turn a DuckDB failure into the most useful sentence.
 
-    ``where``: the SQL file (``30_intermediate/50_int_slices.sql``) or the
+    ``where``: the SQL file (``30_intermediate/40_slices/50_int_slices.sql``) or the
     step (``writing the JSON trace``) that failed, named when memory ran out.
     Running out of disk or memory says what to change; a damaged export file
     is named (every file is read once more to find it, on this failure path

@@ -1,9 +1,12 @@
 """Find, render and run the SQL stages in order.
 
 The semantics live in ``sql/`` (packaged as ``nsys_duck/sql`` in the wheel):
-numbered folders and files, run in sorted order of their relative path, each
-a Jinja template rendered with the table/column discovery results and the
-CLI's options, each creating named views or tables. This module only decides
+numbered folders and files, run in sorted order of their relative path
+compared folder by folder (:func:`run_order`: a sub-folder such as
+``30_intermediate/10_gpu/`` runs whole, in its sorted place among its
+parent's files and folders), each a Jinja template rendered with the
+table/column discovery results and the CLI's options, each creating named
+views or tables. This module only decides
 how SQL runs; it never names a view except through the files' own headers
 and the ``trace_*`` outputs the writers read.
 """
@@ -81,8 +84,8 @@ def sql_files(sql_dir: Path | None = None, folders: tuple[str, ...] | None = Non
     """Stage files in run order, with ``sql_dir``'s files overriding.
 
     A file of ``sql_dir`` replaces the packaged file with the same relative
-    path (``30_intermediate/60_int_lanes.sql``); other files are added and run
-    in sorted position.
+    path (``30_intermediate/50_tracks/10_int_lane_clusters.sql``); other
+    files are added and run in their sorted position (:func:`run_order`).
 
     Args:
         folders: top-level folders to take files from (e.g. ``("05_domain",
@@ -111,7 +114,14 @@ def sql_files(sql_dir: Path | None = None, folders: tuple[str, ...] | None = Non
             if rel in files and files[rel].text == p.read_text(encoding="utf-8"):
                 continue  # an unchanged copy: keep the packaged file
             files[rel] = SqlFile(rel, p, overridden=rel in files, added=rel not in files)
-    return [files[k] for k in sorted(files)]
+    return [files[k] for k in sorted(files, key=run_order)]
+
+
+def run_order(relpath: str) -> tuple[str, ...]:
+    """Sort key of a stage file: its relative path's parts, so the files of a
+    sub-folder (``30_intermediate/40_slices/``) run together, in its sorted
+    place among its parent's entries, and by name inside it."""
+    return tuple(relpath.split("/"))
 
 
 @dataclass

@@ -74,9 +74,9 @@
 -- zero-length), 'disjoint' (X slices that may overlap: a lane holds
 -- disjoint slices) or 'nest' (B slices of NVTX Kernel tracks, X slices of
 -- the OS Runtime / cuDNN / cuBLAS tracks: a lane may
--- hold nested slices but no partial overlap), see 60_int_lane_clusters.sql.
+-- hold nested slices but no partial overlap), see 10_int_lane_clusters.sql.
 -- needs_lanes = lane_rule IS NOT NULL. track_key: a 64-bit hash of the
--- track identity (checked collision-free in 71_int_tracks.sql).
+-- track identity (checked collision-free in 40_int_tracks.sql).
 -- nest_seq: tie-break of B/E stacks between slices with equal intervals
 -- (who opens first, closes last): the CPU order of NVTX ranges (start, then
 -- longer first), so projected ranges keep their CPU parent/child order when
@@ -463,7 +463,7 @@ SELECT
     *,
     lane_rule IS NOT NULL AS needs_lanes,
     -- One key for the track identity, so later stages partition and join on
-    -- one column (71_int_tracks.sql checks that it is unique per identity).
+    -- one column (40_int_tracks.sql checks that it is unique per identity).
     hash(home_id, class_order, proc_key, key1, key2, key3) AS track_key
 FROM classed;
 
