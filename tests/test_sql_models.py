@@ -409,3 +409,14 @@ def test_readme_lists_every_sql_folder():
     listed = _where_things_live()
     assert list(listed) == tree
     assert all(listed.values())
+
+
+def test_only_sources_and_staging_read_the_nsight_tables():
+    """The raw nsys.* tables are read in 10_sources/ and 20_staging/ only:
+    every later stage reads stg_* views (their Reads: lines, which the
+    parser check above holds to the SQL)."""
+    for f in sql_files():
+        if f.relpath.split("/", 1)[0] in {"10_sources", "20_staging"}:
+            continue
+        raw = sorted(r for r in _reads_line(f.text) or () if r.startswith("nsys."))
+        assert not raw, f"{f.relpath} reads {raw}: read them through a stg_ view"
