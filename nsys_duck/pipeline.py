@@ -32,6 +32,11 @@ _CREATED = re.compile(
 )
 _HOOK = re.compile(r"^--\s*hook:\s*(\w+)\s*$", re.MULTILINE)
 _COMMENT = re.compile(r"\s*COMMENT\s+ON\s", re.IGNORECASE)
+# "-- Column comments from: stg_gpus, ..." in a file's header: a column of
+# what the file creates that has no COMMENT ON of its own takes the comment
+# of the same-named column of the first relation listed that has one (a
+# passed-through column is documented once, where it is made).
+_INHERIT = re.compile(r"^--\s*Column comments from:\s*([\w, ]+?)\.?\s*$", re.MULTILINE)
 
 
 def packaged_sql_dir() -> Path:
@@ -264,6 +269,7 @@ def run_pipeline(
                 what = f" ({m.group(1).lower()} {m.group(2)})" if m else ""
                 raise SqlStageError(f"{sql_file.relpath}{what}: {_first_line(exc)}") from None
         _run_comments(con, comments)
+        _inherit_comments(con, text)
         timings.append(StageTiming(sql_file.relpath, time.perf_counter() - t0))
     return timings
 
@@ -298,6 +304,39 @@ def _run_comments(con: duckdb.DuckDBPyConnection, comments: list[str]) -> None:
             except duckdb.Error:
                 continue
     comments.clear()
+
+
+def _inherit_comments(con: duckdb.DuckDBPyConnection, text: str) -> None:
+    """Give the columns a file's header lists under "Column comments from:"
+    the comments of their sources (see :data:`_INHERIT`)."""
+    m = _INHERIT.search(text)
+    if not m:
+        return
+    sources = [s.strip() for s in m.group(1).split(",") if s.strip()]
+    for kind, name in created_objects(text):
+        if kind == "macro":
+            continue
+        rows = con.execute(
+            "SELECT c.column_name, s.comment FROM duckdb_columns() AS c "
+            "JOIN duckdb_columns() AS s ON s.column_name = c.column_name "
+            "AND s.schema_name = 'main' AND list_position(?, s.table_name) IS NOT NULL "
+            "WHERE c.schema_name = 'main' AND c.table_name = ? AND c.comment IS NULL "
+            "AND s.comment IS NOT NULL "
+            "QUALIFY row_number() OVER (PARTITION BY c.column_name "
+            "ORDER BY list_position(?, s.table_name)) = 1",
+            [sources, name, sources],
+        ).fetchall()
+        _run_comments(
+            con,
+            [
+                f'COMMENT ON COLUMN "{name}"."{column}" IS {_sql_string(comment)}'
+                for column, comment in rows
+            ],
+        )
+
+
+def _sql_string(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
 
 
 # A stage refuses an input it cannot turn into a correct trace by calling

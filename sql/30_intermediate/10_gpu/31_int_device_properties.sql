@@ -9,6 +9,7 @@
 -- (any row of that id: the table repeats a GPU per VM), NULL when the
 -- export lacks the table or the value. A view: only the Kineto writer reads
 -- it. nsys-duck merge copies it from each report (merge.RENUMBERED).
+-- Column comments from: stg_gpus.
 
 CREATE OR REPLACE VIEW int_device_properties AS
 WITH gpu AS (
@@ -50,15 +51,3 @@ LEFT JOIN gpu ON gpu.device_id = d.device_id;
 COMMENT ON VIEW int_device_properties IS 'Per GPU device of the trace, what Nsight recorded of it (TARGET_INFO_GPU): the deviceProperties of the Kineto trace.';
 COMMENT ON COLUMN int_device_properties.device_id IS 'CUDA device id.';
 COMMENT ON COLUMN int_device_properties.gpu_name IS 'GPU name (TARGET_INFO_GPU.name, else GPU <id>).';
-COMMENT ON COLUMN int_device_properties.total_memory IS 'Global memory, bytes (TARGET_INFO_GPU.totalMemory).';
-COMMENT ON COLUMN int_device_properties.sm_count IS 'Streaming multiprocessors (smCount).';
-COMMENT ON COLUMN int_device_properties.compute_major IS 'Compute capability, major (computeMajor).';
-COMMENT ON COLUMN int_device_properties.compute_minor IS 'Compute capability, minor (computeMinor).';
-COMMENT ON COLUMN int_device_properties.threads_per_warp IS 'Warp size (threadsPerWarp).';
-COMMENT ON COLUMN int_device_properties.max_threads_per_block IS 'Max threads per block (maxThreadsPerBlock).';
-COMMENT ON COLUMN int_device_properties.max_warps_per_sm IS 'Max resident warps per SM (maxWarpsPerSm).';
-COMMENT ON COLUMN int_device_properties.max_registers_per_block IS 'Registers per block (maxRegistersPerBlock).';
-COMMENT ON COLUMN int_device_properties.max_registers_per_sm IS 'Registers per SM (maxRegistersPerSm).';
-COMMENT ON COLUMN int_device_properties.max_shmem_per_block IS 'Shared memory per block, bytes (maxShmemPerBlock).';
-COMMENT ON COLUMN int_device_properties.max_shmem_per_block_optin IS 'Opt-in shared memory per block, bytes (maxShmemPerBlockOptin).';
-COMMENT ON COLUMN int_device_properties.max_shmem_per_sm IS 'Shared memory per SM, bytes (maxShmemPerSm).';
