@@ -137,7 +137,7 @@ _COMMENTS = [
     "nsys-duck views and explain show.'",
     f"COMMENT ON COLUMN {TABLE}.seq IS 'Position in the run (0-based).'",
     f"COMMENT ON COLUMN {TABLE}.file IS 'The SQL file, relative to the SQL root "
-    "(e.g. 30_intermediate/80_int_flows.sql).'",
+    "(e.g. 30_intermediate/50_tracks/50_int_flows.sql).'",
     f"COMMENT ON COLUMN {TABLE}.origin IS 'packaged, overridden (a --sql-dir file "
     "replacing the packaged one) or added (a --sql-dir file with no packaged twin).'",
     f"COMMENT ON COLUMN {TABLE}.path IS 'The file that ran, as the conversion found it.'",

@@ -45,7 +45,7 @@ def duckdb_failure(
 ) -> NsysDuckError:
     """Turn a DuckDB failure into the most useful sentence.
 
-    ``where``: the SQL file (``30_intermediate/50_int_slices.sql``) or the
+    ``where``: the SQL file (``30_intermediate/40_slices/50_int_slices.sql``) or the
     step (``writing the JSON trace``) that failed, named when memory ran out.
     Running out of disk or memory says what to change; a damaged file of
     ``export_dir`` is named (every file is read once more to find it, on this

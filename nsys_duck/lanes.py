@@ -1,6 +1,6 @@
 """The ``lanes`` hook: greedy lane assignment for overlapping slices.
 
-``sql/30_intermediate/60_int_lane_clusters.sql`` finds, with window functions, the
+``sql/30_intermediate/50_tracks/10_int_lane_clusters.sql`` finds, with window functions, the
 slices that share an overlap cluster with another slice on the same track
 (view ``int_lane_clusters``); only those reach this function. Per track rule:
 

@@ -1,9 +1,12 @@
 """Find, render and run the SQL stages in order.
 
 The semantics live in ``sql/`` (packaged as ``nsys_duck/sql`` in the wheel):
-numbered folders and files, run in sorted order of their relative path, each
-a Jinja template rendered with the table/column discovery results and the
-CLI's options, each creating named views or tables. This module only decides
+numbered folders and files, run in sorted order of their relative path
+compared folder by folder (:func:`run_order`: a sub-folder such as
+``30_intermediate/10_gpu/`` runs whole, in its sorted place among its
+parent's files and folders), each a Jinja template rendered with the
+table/column discovery results and the CLI's options, each creating named
+views or tables. This module only decides
 how SQL runs; it never names a view except through the files' own headers
 (a hook's relation here; the views the writers read: ``contract``).
 """
@@ -31,6 +34,11 @@ _CREATED = re.compile(
 # before the file's first statement that reads RELATION, which it creates
 _HOOK = re.compile(r"^--\s*hook:\s*(\w+)(?:\s+registers\s+(\w+))?\s*$", re.MULTILINE)
 _COMMENT = re.compile(r"\s*COMMENT\s+ON\s", re.IGNORECASE)
+# "-- Column comments from: stg_gpus, ..." in a file's header: a column of
+# what the file creates that has no COMMENT ON of its own takes the comment
+# of the same-named column of the first relation listed that has one (a
+# passed-through column is documented once, where it is made).
+_INHERIT = re.compile(r"^--\s*Column comments from:\s*([\w, ]+?)\.?\s*$", re.MULTILINE)
 
 
 def packaged_sql_dir() -> Path:
@@ -83,8 +91,8 @@ def sql_files(sql_dir: Path | None = None, folders: tuple[str, ...] | None = Non
     """Stage files in run order, with ``sql_dir``'s files overriding.
 
     A file of ``sql_dir`` replaces the packaged file with the same relative
-    path (``30_intermediate/60_int_lanes.sql``); other files are added and run
-    in sorted position.
+    path (``30_intermediate/50_tracks/10_int_lane_clusters.sql``); other
+    files are added and run in their sorted position (:func:`run_order`).
 
     Args:
         folders: top-level folders to take files from (e.g. ``("05_domain",
@@ -113,7 +121,14 @@ def sql_files(sql_dir: Path | None = None, folders: tuple[str, ...] | None = Non
             if rel in files and files[rel].text == p.read_text(encoding="utf-8"):
                 continue  # an unchanged copy: keep the packaged file
             files[rel] = SqlFile(rel, p, overridden=rel in files, added=rel not in files)
-    return [files[k] for k in sorted(files)]
+    return [files[k] for k in sorted(files, key=run_order)]
+
+
+def run_order(relpath: str) -> tuple[str, ...]:
+    """Sort key of a stage file: its relative path's parts, so the files of a
+    sub-folder (``30_intermediate/40_slices/``) run together, in its sorted
+    place among its parent's entries, and by name inside it."""
+    return tuple(relpath.split("/"))
 
 
 @dataclass
@@ -261,6 +276,7 @@ def run_pipeline(
                 what = f" ({m.group(1).lower()} {m.group(2)})" if m else ""
                 raise SqlStageError(f"{sql_file.relpath}{what}: {_first_line(exc)}") from None
         run_comments(con, comments)
+        _inherit_comments(con, text)
         timings.append(StageTiming(sql_file.relpath, time.perf_counter() - t0))
     return timings
 
@@ -295,6 +311,39 @@ def run_comments(con: duckdb.DuckDBPyConnection, comments: list[str]) -> None:
             except duckdb.Error:
                 continue
     comments.clear()
+
+
+def _inherit_comments(con: duckdb.DuckDBPyConnection, text: str) -> None:
+    """Give the columns a file's header lists under "Column comments from:"
+    the comments of their sources (see :data:`_INHERIT`)."""
+    m = _INHERIT.search(text)
+    if not m:
+        return
+    sources = [s.strip() for s in m.group(1).split(",") if s.strip()]
+    for kind, name in created_objects(text):
+        if kind == "macro":
+            continue
+        rows = con.execute(
+            "SELECT c.column_name, s.comment FROM duckdb_columns() AS c "
+            "JOIN duckdb_columns() AS s ON s.column_name = c.column_name "
+            "AND s.schema_name = 'main' AND list_position(?, s.table_name) IS NOT NULL "
+            "WHERE c.schema_name = 'main' AND c.table_name = ? AND c.comment IS NULL "
+            "AND s.comment IS NOT NULL "
+            "QUALIFY row_number() OVER (PARTITION BY c.column_name "
+            "ORDER BY list_position(?, s.table_name)) = 1",
+            [sources, name, sources],
+        ).fetchall()
+        run_comments(
+            con,
+            [
+                f'COMMENT ON COLUMN "{name}"."{column}" IS {_sql_string(comment)}'
+                for column, comment in rows
+            ],
+        )
+
+
+def _sql_string(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
 
 
 # A stage refuses an input it cannot turn into a correct trace by calling

@@ -233,7 +233,7 @@ def _assert_refused(
 
 
 def test_a_kernel_without_launch_flows_stops_the_conversion(tmp_path):
-    sql = _stage(tmp_path, "30_intermediate/85_test_unlaunched.sql", UNLAUNCHED_KERNEL)
+    sql = _stage(tmp_path, "30_intermediate/50_tracks/60_test_unlaunched.sql", UNLAUNCHED_KERNEL)
     out = _run_cli(tmp_path, "convert", "--sql-dir", sql, SMALL)
     line = _assert_refused(out, "check_kernel_launch_flows", tmp_path)
     assert "1 row breaks kernel_launch_flows: linked kernel (device " in line
@@ -249,7 +249,7 @@ def test_a_kernel_stretched_into_its_neighbour_stops_the_conversion(tmp_path):
     """The two kernels overlap partially on one track, and the neighbour's
     launch flow now lands in the stretched kernel: whichever check runs
     first reports it."""
-    sql = _stage(tmp_path, "30_intermediate/75_test_stretch.sql", STRETCHED_KERNEL)
+    sql = _stage(tmp_path, "30_intermediate/50_tracks/45_test_stretch.sql", STRETCHED_KERNEL)
     out = _run_cli(tmp_path, "convert", "--sql-dir", sql, SMALL)
     _assert_refused(
         out, ("check_slice_nesting", "check_flow_targets", "check_flow", "check_overlap"), tmp_path
@@ -259,7 +259,7 @@ def test_a_kernel_stretched_into_its_neighbour_stops_the_conversion(tmp_path):
 def test_a_cuda_api_call_left_out_stops_the_conversion(tmp_path):
     """Every CUDA API call is drawn: an edited int_slices that loses one
     call without GPU work is refused by check_source_counts."""
-    sql = _stage(tmp_path, "30_intermediate/56_test_lost_call.sql", LOST_API_CALL)
+    sql = _stage(tmp_path, "30_intermediate/40_slices/70_test_lost_call.sql", LOST_API_CALL)
     out = _run_cli(tmp_path, "convert", "--sql-dir", sql, SMALL)
     line = _assert_refused(out, "check_source_counts", tmp_path)
     assert "primary slices in the trace, but int_runtime_calls (cuda_api) has" in line

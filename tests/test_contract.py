@@ -107,8 +107,8 @@ def test_python_names_no_view_the_contract_declares():
 
 def test_a_hook_tag_must_say_what_it_creates(tmp_path):
     sql = tmp_path / "sql"
-    (sql / "30_intermediate").mkdir(parents=True)
-    rel = "30_intermediate/61_int_slice_lanes.sql"
+    rel = "30_intermediate/50_tracks/11_int_slice_lanes.sql"
+    (sql / rel).parent.mkdir(parents=True)
     text = (pipeline.packaged_sql_dir() / rel).read_text(encoding="utf-8")
     (sql / rel).write_text(text.replace(" registers _lane_assignments", ""), encoding="utf-8")
     (f,) = [f for f in pipeline.sql_files(sql) if f.relpath == rel]

@@ -157,7 +157,7 @@ def _stage(tmp_path, rel: str, text: str):
 
 @pytest.mark.parametrize("case", ["zero_ns_core_shares_a_start", "zero_ns_then_kernel_on_a_stream"])
 def test_check_flow_targets_refuses_a_zero_ns_slice_under_a_flow_end(tmp_path, case):
-    sql = _stage(tmp_path, "30_intermediate/62_test_lanes.sql", SHARED_START_LANES)
+    sql = _stage(tmp_path, "30_intermediate/50_tracks/12_test_lanes.sql", SHARED_START_LANES)
     gpu, calls = CASES[case]
     with pytest.raises(
         checks.CheckFailed,
@@ -167,7 +167,7 @@ def test_check_flow_targets_refuses_a_zero_ns_slice_under_a_flow_end(tmp_path, c
 
 
 def test_check_flow_targets_refuses_a_flow_drawn_gpu_to_cpu(tmp_path):
-    sql = _stage(tmp_path, "30_intermediate/85_test_flows.sql", SKEWED_FLOWS)
+    sql = _stage(tmp_path, "30_intermediate/50_tracks/60_test_flows.sql", SKEWED_FLOWS)
     gpu, calls = SKEW["skew_kernel_overlaps_the_call"]
     with pytest.raises(checks.CheckFailed, match=r"check_flow_targets.*GPU -> CPU"):
         convert_case(tmp_path, gpu, calls, sql_dir=sql)
@@ -182,7 +182,7 @@ def test_the_import_check_finds_an_arrow_on_another_slice(tmp_path, case):
     """The lanes as they were, checks off: Perfetto binds a launch arrow to
     the 0-ns kernel's neighbour, and the comparison every imported trace
     gets (perfetto_flows.compare on the importer's flow rows) says which."""
-    sql = _stage(tmp_path, "30_intermediate/62_test_lanes.sql", SHARED_START_LANES)
+    sql = _stage(tmp_path, "30_intermediate/50_tracks/12_test_lanes.sql", SHARED_START_LANES)
     gpu, calls = CASES[case]
     res = convert_case(tmp_path, gpu, calls, sql_dir=sql, validate=False)
     trace = res.workspace.json_gz

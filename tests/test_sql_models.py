@@ -95,13 +95,64 @@ def converted(tmp_path_factory):
     con.close()
 
 
+# Besides MULTI_OBJECT, the other files that create more than one object:
+# the check messages' two scalar macros, and a merge's int_slices and
+# int_slices_placed (views of the merged int_slices_on_tracks).
+MORE_OBJECTS = {"50_checks/00__chk_text.sql", "merge/10_inputs/20_merge_relations.sql"}
+
+
+def _every_sql_file():
+    """Every .sql file of every folder of sql/ (stages, checks, merge,
+    reports, validate), by relative path."""
+    root = packaged_sql_dir()
+    return sql_files(folders=tuple(sorted(p.name for p in root.iterdir() if p.is_dir())))
+
+
 def test_each_file_creates_one_object_named_after_it():
-    for f in _stage_files():
-        if f.relpath in MULTI_OBJECT:
+    """In every folder: a file creates the one object it is named after
+    (``NN_`` or ``NN__`` then the name, or the name alone); a report
+    (sql/reports/) is a plain SELECT and creates none."""
+    files = _every_sql_file()
+    assert len(files) > 100
+    for f in files:
+        if f.relpath in MULTI_OBJECT | MORE_OBJECTS or f.relpath.startswith("reports/"):
             continue
         objects = {name for _, name in created_objects(f.text)}
         stem = re.sub(r"^\d+_", "", f.relpath.rsplit("/", 1)[1])[: -len(".sql")]
         assert objects == {stem}, f"{f.relpath} creates {sorted(objects)}"
+
+
+def test_numbers_are_unique_in_each_folder():
+    """A number orders a file or sub-folder among its folder's entries: no
+    two entries of one folder share it (the run order never rests on the
+    names after it)."""
+    root = packaged_sql_dir()
+    for folder in [root, *(p for p in root.rglob("*") if p.is_dir())]:
+        numbers = [
+            m.group(1)
+            for p in folder.iterdir()
+            if (p.is_dir() or p.suffix == ".sql") and (m := re.match(r"^(\d+)_", p.name))
+        ]
+        dup = sorted({n for n in numbers if numbers.count(n) > 1})
+        assert not dup, f"{folder.relative_to(root)}: numbers used twice: {dup}"
+
+
+def test_each_stage_reads_only_what_runs_before_it():
+    """The run order (sorted folder by folder, pipeline.run_order) is valid:
+    every relation a stage's Reads: line names (checked against DuckDB's
+    parser below) is a source table (nsys.*, discovered) or is created by
+    a file that runs before it; _lane_assignments is the lanes hook's."""
+    made: set[str] = {"_lane_assignments"}
+    checked = 0
+    for f in sql_files():
+        listed = _reads_line(f.text) or set()
+        if any("<" in x for x in listed):
+            listed = set()  # the per-export template list of stg_enum_labels
+        early = {r for r in listed if not r.startswith("nsys.")} - made
+        assert not early, f"{f.relpath} reads {sorted(early)} before they are created"
+        made |= {name for _, name in created_objects(f.text)}
+        checked += 1
+    assert checked > 100
 
 
 def _reads_of(con, sql: str, created: set[str]) -> set[str]:
@@ -320,3 +371,52 @@ def test_null_or_unknown_copy_kind_counts_as_memcpy_other(tmp_path):
     assert con.execute(
         "SELECT summary_bucket, projection FROM copy_kinds WHERE copy_kind IS NULL"
     ).fetchall() == [("memcpy other", "none")]
+
+
+def _where_things_live() -> dict[str, str]:
+    """README's "Where things live" block: each sql/ folder it lists (a
+    sub-folder as an indented ``NN_name/`` line under its parent), with its
+    words."""
+    text = (packaged_sql_dir().parent / "README.md").read_text(encoding="utf-8")
+    block = text.split("### Where things live", 1)[1].split("```", 2)[1]
+    listed: dict[str, str] = {}
+    parent = None
+    for line in block.splitlines():
+        m = re.match(r"^(sql/[\w]+/)\s+(.*)$", line)
+        if m:
+            parent = m.group(1)
+            listed[parent] = m.group(2)
+            continue
+        m = re.match(r"^\s+(\w+/)\s+(.*)$", line)
+        if m and parent:
+            listed[parent + m.group(1)] = m.group(2)
+        elif not line.startswith(" "):
+            parent = None
+    return listed
+
+
+def test_readme_lists_every_sql_folder():
+    """README's "Where things live" names every folder of sql/ (and no
+    other), sub-folders under their parent, in the order the tree sorts."""
+    root = packaged_sql_dir()
+    if not (root.parent / "README.md").is_file():
+        pytest.skip("README.md is not beside the SQL folder (installed wheel)")
+    tree = [
+        "sql/" + p.relative_to(root).as_posix() + "/"
+        for p in sorted(root.rglob("*"), key=lambda p: p.relative_to(root).parts)
+        if p.is_dir()
+    ]
+    listed = _where_things_live()
+    assert list(listed) == tree
+    assert all(listed.values())
+
+
+def test_only_sources_and_staging_read_the_nsight_tables():
+    """The raw nsys.* tables are read in 10_sources/ and 20_staging/ only:
+    every later stage reads stg_* views (their Reads: lines, which the
+    parser check above holds to the SQL)."""
+    for f in sql_files():
+        if f.relpath.split("/", 1)[0] in {"10_sources", "20_staging"}:
+            continue
+        raw = sorted(r for r in _reads_line(f.text) or () if r.startswith("nsys."))
+        assert not raw, f"{f.relpath} reads {raw}: read them through a stg_ view"

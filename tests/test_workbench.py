@@ -32,12 +32,12 @@ def test_edited_sql_changes_the_trace(tmp_path):
     copy_sql_files(sql)
     slices = sql / "05_domain" / "track_classes.sql"
     slices.write_text(slices.read_text().replace("'PCIe Usage'", "'PCIe Bus'"))
-    ops = sql / "30_intermediate" / "10_int_gpu_ops.sql"
+    ops = sql / "30_intermediate" / "10_gpu" / "10_int_gpu_ops.sql"
     ops.write_text(ops.read_text().replace("FROM stg_memsets", "FROM stg_memsets WHERE FALSE"))
     res = convert(EXPORT, Options(sql_dir=sql), root=tmp_path / "ws")
     assert set(res.overridden_sql) == {
         "05_domain/track_classes.sql",
-        "30_intermediate/10_int_gpu_ops.sql",
+        "30_intermediate/10_gpu/10_int_gpu_ops.sql",
     }
     events = load_events(res)
     tracks = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
@@ -50,14 +50,14 @@ def test_edited_sql_changes_the_trace(tmp_path):
 def test_broken_sql_names_file_and_view_and_publishes_nothing(tmp_path):
     sql = tmp_path / "sql"
     copy_sql_files(sql)
-    flows = sql / "30_intermediate" / "80_int_flows.sql"
+    flows = sql / "30_intermediate" / "50_tracks" / "50_int_flows.sql"
     text = flows.read_text()
     assert "pairs.op_id," in text
     flows.write_text(text.replace("pairs.op_id,", "pairs.no_such_column,", 1))
     with pytest.raises(SqlStageError) as info:
         convert(EXPORT, Options(sql_dir=sql), root=tmp_path / "ws")
     msg = str(info.value)
-    assert "30_intermediate/80_int_flows.sql" in msg and "int_flows" in msg
+    assert "30_intermediate/50_tracks/50_int_flows.sql" in msg and "int_flows" in msg
     assert "no_such_column" in msg
     ws = tmp_path / "ws" / "llmc_t4_no_kernel_table"
     assert not list(ws.glob("*.perfetto.*")) and not list(ws.glob(".*tmp*"))

@@ -330,7 +330,7 @@ def test_sql_errors_are_one_sentence(converted_cufcm):
 def test_sql_files_copy_refuses_a_folder_with_edits(tmp_path):
     dest = tmp_path / "mysql"
     assert run_cli(tmp_path, "sql-files", "--copy", dest).returncode == 0
-    edited = dest / "30_intermediate" / "80_int_flows.sql"
+    edited = dest / "30_intermediate" / "50_tracks" / "50_int_flows.sql"
     edited.write_text(edited.read_text() + "\n-- my edit\n")
     again = run_cli(tmp_path, "sql-files", "--copy", dest)
     assert_fails(again, "not empty")

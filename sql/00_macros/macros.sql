@@ -90,7 +90,7 @@ CREATE OR REPLACE MACRO host_thread_track_suffix(os_tid, thread_name) AS
 
 -- Stack levels drawn per track: Perfetto keeps at most 512 nested slices
 -- per track (kMaxDepth) and drops deeper ones; deeper slices continue on a
--- continuation track every this many levels (65_int_slice_levels.sql).
+-- continuation track every this many levels (20_int_slice_levels.sql).
 CREATE OR REPLACE MACRO track_depth_levels() AS 500;
 
 -- A GPU activity row (kernel, copy, memset, graph execution, sync record)

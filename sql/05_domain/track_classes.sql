@@ -12,7 +12,7 @@
 -- source for the call tables). track_name is the whole name of
 -- a device-level track (classes 1-4) and the prefix of the others
 -- ('Stream 7 [pid ...]', 'CUDA API [pid ... tid ...]'). lane_rule: how
--- overlapping slices of such a track are split into lanes (60_int_lane_clusters):
+-- overlapping slices of such a track are split into lanes (10_int_lane_clusters):
 -- 'disjoint' (X slices: a lane holds disjoint slices), 'nest' (B slices,
 -- and X slices longer than 0 ns: nested, never partially overlapping; an
 -- OS runtime call made inside another, nestingLevel 1+, stays under it),

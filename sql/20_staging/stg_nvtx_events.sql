@@ -20,7 +20,7 @@
 -- "unclosed" and the summary count them). Times are UTC-epoch ns (Nsight's
 -- value + stg_export_info.time_offset_ns).
 -- The enclosing-range search joins only the unclosed rows, on keys
--- globalTid << 64 | time (an IEJoin, as in 40__int_nvtx_call_owners.sql).
+-- globalTid << 64 | time (an IEJoin, as in 21__int_nvtx_call_owners.sql).
 -- A table, not a view: eight stages read it, and as a view each of them
 -- sorted every NVTX row again for nvtx_id (2.1 s each on a 5M-row trace).
 -- payload_json: the event's payload (nvtxEventAttributes_t payload, the

@@ -11,7 +11,7 @@
 -- docs/nvtx.md (the NVTX columns).
 -- nvtx_ids / nvtx_names: on the as-executed rows of GPU operations (cat
 -- kernel, memcpy, memset, cuda_graph), the NVTX ranges that own the operation under the
--- conversion's --nvtx-scope (40__int_nvtx_call_owners.sql), outer ->
+-- conversion's --nvtx-scope (21__int_nvtx_call_owners.sql), outer ->
 -- inner, ids = nvtx_id of the ranges' own rows (cat 'nvtx'); an empty list
 -- when no range owns it; NULL on every other row (also on the Core/PCIe/D2D
 -- copies of the same operation, is_projection, so a GROUP BY over unnest(nvtx_ids) counts

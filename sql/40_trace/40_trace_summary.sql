@@ -4,10 +4,9 @@
 -- Reads: copy_kinds, cpu_trace_sources, flow_summary_metrics, int_flows, int_gpu_ops,
 -- int_homes, int_nvtx_gpu_projection, int_nvtx_op_paths,
 -- int_runtime_calls, int_runtime_links, int_slices, int_tracks,
--- nsys.CUPTI_ACTIVITY_KIND_CUDA_EVENT, stg_cuda_events,
--- stg_export_tables, stg_gpu_syncs, stg_name_fallbacks, stg_nvtx_events,
+-- stg_cuda_events, stg_export_tables, stg_gpu_syncs, stg_name_fallbacks, stg_nvtx_events,
 -- stg_skipped_rows, stg_cpu_calls, stg_sched_events,
--- int_thread_states.
+-- stg_untimed_cuda_events, int_thread_states.
 -- CPU side: one line per cpu_trace_sources row (OS runtime, cuDNN, cuBLAS
 -- calls drawn; scheduling events read) and 'thread state slices', each
 -- printed only when not zero.
@@ -130,8 +129,7 @@ SELECT ord, metric, CAST(value AS BIGINT) FROM (VALUES
             WHERE call.proc_key = sync.proc_key
                 AND call.correlation_id = sync.correlation_id))),
     (106, 'CUDA event rows without a timestamp (not drawn)',
-        (SELECT count(*) FROM nsys.CUPTI_ACTIVITY_KIND_CUDA_EVENT
-            WHERE coalesce(timestamp, 0) = 0)),
+        (SELECT untimed FROM stg_untimed_cuda_events)),
     (108, 'of the memcpy rows: unified-memory migrations',
         (SELECT count(*) FROM int_gpu_ops WHERE is_unified_migration))
 ) AS optional (ord, metric, value)

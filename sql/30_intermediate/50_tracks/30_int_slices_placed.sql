@@ -13,7 +13,7 @@
 -- Invariants: json_tid is unique in the whole trace, 1..N in sort order
 -- (Perfetto needs integer pid/tid in 1..2^31-1); lanes sit right after
 -- their track ("NAME #2"...), and a continuation track for stacks deeper
--- than Perfetto keeps ("NAME (depth 501-1000)", 65_int_slice_levels.sql)
+-- than Perfetto keeps ("NAME (depth 501-1000)", 20_int_slice_levels.sql)
 -- right after the track or lane it continues. thread_sort_index follows the
 -- contract's order inside each device.
 

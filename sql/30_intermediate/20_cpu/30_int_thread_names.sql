@@ -1,17 +1,15 @@
 -- int_thread_names: a display name per CPU thread (globalTid) of the
 -- profiled processes.
 --
--- Reads: nsys.StringIds, nsys.ThreadNames, stg_nvtx_events.
+-- Reads: stg_nvtx_events, stg_thread_names.
 -- Invariants: one row per global_tid; ThreadNames wins over NVTX naming;
 -- threads without a name are absent (callers fall back to the tid).
 
 CREATE OR REPLACE TABLE int_thread_names AS
 SELECT global_tid, arg_min(thread_name, source_rank) AS thread_name
 FROM (
-    SELECT CAST(t.globalTid AS BIGINT) AS global_tid,
-        clean_text(s.value) AS thread_name, 1 AS source_rank
-    FROM nsys.ThreadNames AS t
-    JOIN nsys.StringIds AS s ON s.id = t.nameId
+    SELECT global_tid, thread_name, 1 AS source_rank
+    FROM stg_thread_names
     UNION ALL
     SELECT global_tid, message, 2
     FROM stg_nvtx_events

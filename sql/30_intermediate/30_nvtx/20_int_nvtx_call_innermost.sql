@@ -9,7 +9,7 @@
 -- thread-rule owners are exactly nvtx_id and its parent chain (NULL
 -- nvtx_id: no range of its thread contains it). by_tree FALSE: the call's
 -- thread-rule owners come from the interval join of
--- 40__int_nvtx_call_owners.sql (threads whose ranges cross, or a call that
+-- 21__int_nvtx_call_owners.sql (threads whose ranges cross, or a call that
 -- outlasts the innermost open range).
 
 CREATE OR REPLACE TABLE int_nvtx_call_innermost AS

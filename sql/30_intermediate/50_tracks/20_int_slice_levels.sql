@@ -11,7 +11,7 @@
 -- continuation level d // track_depth_levels() (500: a margin of 12 below
 -- the limit); level 0
 -- is the track itself, level k >= 1 a track named "NAME (depth A-B)" placed
--- right after it (71_int_tracks.sql). Times are never changed. A slice at
+-- right after it (40_int_tracks.sql). Times are never changed. A slice at
 -- depth 500k is a root on its continuation track and everything below it
 -- keeps its nesting there, since a slice's ancestors have smaller depths.
 -- Depth is counted as Perfetto counts it: the B/E events of the track in

@@ -1,6 +1,6 @@
 -- _int_nvtx_stack: per thread, every NVTX range start and every launch call
 -- start in stack order, with the number of ranges open there (private
--- helper of the NVTX projection; see 38_int_nvtx_range_tree.sql).
+-- helper of the NVTX projection; see 12_int_nvtx_range_tree.sql).
 --
 -- Reads: int_nvtx_ranges, int_runtime_calls.
 -- Invariants: one row per range of int_nvtx_ranges (call_id NULL) and per

@@ -1,7 +1,7 @@
 -- int_gpu_ops: every kernel, memcpy, memset and CUDA graph execution in one
 -- table, with a stable op_id, the columns every later stage needs, and the
 -- raw values of its args object (the text is built at output:
--- 55_int_gpu_op_args.sql).
+-- 60_int_gpu_op_args.sql).
 --
 -- Reads: gpu_activity_kinds, stg_graph_executions, stg_kernels,
 -- stg_memcpys, stg_memsets.
@@ -85,7 +85,7 @@ FROM (
     FROM ops
 ) AS ops;
 
-COMMENT ON TABLE int_gpu_ops IS 'Every kernel, memcpy, memset and CUDA graph execution in one table, with a stable op_id, the columns every later stage needs, and the raw values of its args object (the text is built at output: 55_int_gpu_op_args.sql).';
+COMMENT ON TABLE int_gpu_ops IS 'Every kernel, memcpy, memset and CUDA graph execution in one table, with a stable op_id, the columns every later stage needs, and the raw values of its args object (the text is built at output: 60_int_gpu_op_args.sql).';
 COMMENT ON COLUMN int_gpu_ops.op_id IS 'GPU operation id (int_gpu_ops.op_id).';
 COMMENT ON COLUMN int_gpu_ops.cat IS 'Operation as executed: kernel, memcpy, memset, cuda_graph (gpu_activity_kinds.op_cat).';
 COMMENT ON COLUMN int_gpu_ops.start_ns IS 'Start, UTC-epoch ns (Nsight''s clock).';

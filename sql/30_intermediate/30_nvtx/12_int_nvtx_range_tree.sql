@@ -10,7 +10,7 @@
 -- are the chain of int_nvtx_call_innermost.nvtx_id (proof below), so
 -- ownership, paths and projections need no (range, call) pairs there.
 -- Threads whose ranges cross (start/end ranges, several domains) keep the
--- pairs (40__int_nvtx_call_owners.sql).
+-- pairs (21__int_nvtx_call_owners.sql).
 --
 -- Why it is exact. seq orders ranges by (start, longer first, nvtx_id), the
 -- path order; depth(R) - 1 counts the ranges before R that are still open at

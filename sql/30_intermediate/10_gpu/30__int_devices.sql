@@ -1,8 +1,7 @@
 -- _int_devices: the GPU devices of the trace and their names (private
 -- helper of int_homes).
 --
--- Reads: int_gpu_ops, nsys.TARGET_INFO_GPU, stg_cuda_events,
--- stg_gpu_syncs.
+-- Reads: int_gpu_ops, stg_cuda_events, stg_gpu_syncs, stg_gpus.
 -- Invariants: devices come from GPU activity rows only (kernels, copies,
 -- memsets, graph executions, synchronization and CUDA event records):
 -- TARGET_INFO_GPU lists idle GPUs too (trap 13) and only supplies the GPU
@@ -13,8 +12,8 @@
 CREATE OR REPLACE TABLE _int_devices AS
 SELECT
     device_id,
-    coalesce((SELECT any_value(nullif(trim(gpu.name), ''))
-        FROM nsys.TARGET_INFO_GPU AS gpu WHERE gpu.id = active.device_id),
+    coalesce((SELECT any_value(nullif(trim(gpu.gpu_name), ''))
+        FROM stg_gpus AS gpu WHERE gpu.device_id = active.device_id),
         'GPU ' || CAST(active.device_id AS VARCHAR)) AS gpu_name
 FROM (
     SELECT device_id FROM int_gpu_ops

@@ -4,7 +4,7 @@
 -- Reads: _lane_assignments.
 -- Invariants: one row per slice of int_lane_clusters; slices without a row
 -- are in lane 1. _lane_assignments(slice_id, lane) is registered by the
--- hook (nsys_duck/lanes.py, see 60_int_lane_clusters.sql) right before
+-- hook (nsys_duck/lanes.py, see 10_int_lane_clusters.sql) right before
 -- this file's statement.
 -- hook: lanes registers _lane_assignments
 

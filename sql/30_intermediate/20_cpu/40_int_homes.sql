@@ -3,7 +3,7 @@
 -- one per profiled process when the trace has no GPU device).
 --
 -- Reads: _int_cpu_processes, _int_devices, int_gpu_ops, int_thread_names,
--- nsys.PROCESSES, stg_cuda_events, stg_gpu_syncs.
+-- stg_cuda_events, stg_gpu_syncs, stg_processes.
 -- Invariants: home_id is the device id (>= 0) for a device, and
 -- -1 - proc_key for a host process. A host home exists for every process
 -- with OS runtime / cuDNN / cuBLAS calls or thread states (they are drawn
@@ -11,7 +11,7 @@
 -- the trace has no GPU device at all (CPU-only NVTX captures), for every
 -- profiled process, so a report always has somewhere to draw: never a
 -- "Device -1". A host home is named as Nsight names the process, 'NAME
--- [PID]' (nsys.PROCESSES; a process it does not list, as git or sleep
+-- [PID]' (stg_processes; a process it does not list, as git or sleep
 -- started during the capture, by the name of its main thread, tid = pid;
 -- 'Process [PID]' without either). json_pid is 1..N in sort order: devices by id, then host
 -- processes by OS pid (so process_sort_index puts them after the devices).
@@ -50,9 +50,9 @@ homes AS (
         'host',
         NULL,
         proc.proc_key,
-        coalesce((SELECT any_value(nullif(clean_text(p.name), ''))
-                FROM nsys.PROCESSES AS p
-                WHERE nsys_proc_key(p.globalPid) = proc.proc_key),
+        coalesce((SELECT any_value(nullif(p.process_name, ''))
+                FROM stg_processes AS p
+                WHERE p.proc_key = proc.proc_key),
             (SELECT any_value(t.thread_name) FROM int_thread_names AS t
                 WHERE nsys_proc_key(t.global_tid) = proc.proc_key
                 AND nsys_os_tid(t.global_tid) = proc.os_pid),

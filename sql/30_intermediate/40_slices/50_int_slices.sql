@@ -3,8 +3,8 @@
 -- Reads: _int_cpu_homes, int_gpu_ops, int_homes,
 -- int_nvtx_gpu_projection, int_thread_states, stg_cpu_calls,
 -- int_runtime_calls, int_runtime_links, int_thread_names,
--- nsys.NVTX_EVENTS, nsys.StringIds, nvtx_event_types, stg_cuda_events,
--- stg_gpu_syncs, stg_nvtx_events, track_classes.
+-- stg_cuda_events, stg_gpu_syncs, stg_nvtx_categories, stg_nvtx_events,
+-- stg_nvtx_thread_domains, track_classes.
 -- Grain: one row per drawn slice (slice_id unique). A GPU op (kernel, copy,
 -- memset, graph execution) gives its as-executed slice plus at most one
 -- projection slice; an API call (every call of int_runtime_calls) one
@@ -74,9 +74,9 @@
 -- zero-length), 'disjoint' (X slices that may overlap: a lane holds
 -- disjoint slices) or 'nest' (B slices of NVTX Kernel tracks, X slices of
 -- the OS Runtime / cuDNN / cuBLAS tracks: a lane may
--- hold nested slices but no partial overlap), see 60_int_lane_clusters.sql.
+-- hold nested slices but no partial overlap), see 10_int_lane_clusters.sql.
 -- needs_lanes = lane_rule IS NOT NULL. track_key: a 64-bit hash of the
--- track identity (checked collision-free in 71_int_tracks.sql).
+-- track identity (checked collision-free in 40_int_tracks.sql).
 -- nest_seq: tie-break of B/E stacks between slices with equal intervals
 -- (who opens first, closes last): the CPU order of NVTX ranges (start, then
 -- longer first), so projected ranges keep their CPU parent/child order when
@@ -259,39 +259,6 @@ nvtx_cpu_rows AS (
     FROM stg_nvtx_events
     WHERE nvtx_role = 'mark' OR (nvtx_role = 'range' AND end_ns >= start_ns)
 ),
--- Domains per thread, from the raw table (same rows as nvtx_cpu_rows).
-thread_domains AS (
-    SELECT
-        global_tid,
-        domain_id,
-        dense_rank() OVER (PARTITION BY global_tid ORDER BY domain_id) - 1
-            AS domain_rank,
-        count(*) OVER (PARTITION BY global_tid) AS domain_count
-    FROM (
-        SELECT DISTINCT CAST(globalTid AS BIGINT) AS global_tid,
-            CAST(coalesce(domainId, 0) AS BIGINT) AS domain_id
-        FROM nsys.NVTX_EVENTS
-        WHERE start IS NOT NULL AND globalTid IS NOT NULL AND (eventType IN (
-                SELECT event_type FROM nvtx_event_types WHERE role = 'mark')
-            OR (eventType IN (
-                SELECT event_type FROM nvtx_event_types WHERE role = 'range')
-                AND coalesce("end", start) >= start))
-    )
-),
--- Category names (eventType 33: category number -> name, per process and
--- domain), read from the raw table: stg_nvtx_events numbers every NVTX row.
-category_names AS (
-    SELECT
-        nsys_proc_key(c.globalTid) AS proc_key,
-        CAST(coalesce(c.domainId, 0) AS BIGINT) AS domain_id,
-        CAST(c.category AS BIGINT) AS category,
-        any_value(clean_text(coalesce(s.value, c.text))) AS category_name
-    FROM nsys.NVTX_EVENTS AS c
-    LEFT JOIN nsys.StringIds AS s ON s.id = c.textId
-    WHERE c.eventType IN (SELECT event_type FROM nvtx_event_types
-        WHERE role = 'category')
-    GROUP BY ALL
-),
 nvtx_thread AS (
     SELECT
         'nvtx' AS cat,
@@ -325,10 +292,10 @@ nvtx_thread AS (
             || '}' AS args_json,
         e.nvtx_id AS nest_seq, ch.is_primary
     FROM nvtx_cpu_rows AS e
-    JOIN thread_domains AS td
+    JOIN stg_nvtx_thread_domains AS td
         ON td.global_tid = e.global_tid AND td.domain_id = e.domain_id
     JOIN cpu_homes AS ch ON ch.proc_key = e.proc_key
-    LEFT JOIN category_names AS cn
+    LEFT JOIN stg_nvtx_categories AS cn
         ON cn.proc_key = e.proc_key AND cn.domain_id = e.domain_id
         AND cn.category = e.category
     LEFT JOIN thread_label AS tl ON tl.global_tid = e.global_tid
@@ -463,7 +430,7 @@ SELECT
     *,
     lane_rule IS NOT NULL AS needs_lanes,
     -- One key for the track identity, so later stages partition and join on
-    -- one column (71_int_tracks.sql checks that it is unique per identity).
+    -- one column (40_int_tracks.sql checks that it is unique per identity).
     hash(home_id, class_order, proc_key, key1, key2, key3) AS track_key
 FROM classed;
 

@@ -10,7 +10,7 @@
 -- statement of its own, on the tables' columns: inside a larger query
 -- (a CTE referenced twice, a join to a numbering) DuckDB 2.0 planned a
 -- piecewise merge join instead (90 s instead of 1 s on pytorch x40; see
--- 40__int_nvtx_call_owners.sql, "How"). A table: deep stacks give 101M
+-- 21__int_nvtx_call_owners.sql, "How"). A table: deep stacks give 101M
 -- rows at 5M input rows (pytorch x200), which must be able to spill.
 
 CREATE OR REPLACE TABLE _int_nvtx_owner_chains AS

@@ -1,6 +1,6 @@
 -- int_nvtx_ranges: every NVTX range that can own GPU work (push/pop and
 -- start/end, stg_nvtx_events.nvtx_role 'range'), with its ownership rule
--- under the conversion's --nvtx-scope (see 40__int_nvtx_call_owners.sql).
+-- under the conversion's --nvtx-scope (see 21__int_nvtx_call_owners.sql).
 --
 -- Reads: int_runtime_calls, stg_nvtx_events.
 -- Invariants: only ranges of processes with launch calls (no other range
@@ -39,7 +39,7 @@ WHERE nvtx_role = 'range' AND end_ns >= start_ns
     AND proc_key IN (SELECT proc_key FROM int_runtime_calls
         WHERE launched_gpu_work);
 
-COMMENT ON TABLE int_nvtx_ranges IS 'Every NVTX range that can own GPU work (push/pop and start/end, stg_nvtx_events.nvtx_role ''range''), with its ownership rule under the conversion''s --nvtx-scope (see 40__int_nvtx_call_owners.sql).';
+COMMENT ON TABLE int_nvtx_ranges IS 'Every NVTX range that can own GPU work (push/pop and start/end, stg_nvtx_events.nvtx_role ''range''), with its ownership rule under the conversion''s --nvtx-scope (see 21__int_nvtx_call_owners.sql).';
 COMMENT ON COLUMN int_nvtx_ranges.nvtx_id IS 'NVTX row id (stg_nvtx_events.nvtx_id).';
 COMMENT ON COLUMN int_nvtx_ranges.event_type IS 'NVTX_EVENTS.eventType (nvtx_event_types).';
 COMMENT ON COLUMN int_nvtx_ranges.range_kind IS 'push_pop or start_end (nvtx_event_types.range_kind).';
