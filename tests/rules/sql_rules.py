@@ -32,6 +32,7 @@ import functools
 from collections.abc import Iterable, Mapping, Sequence
 
 import duckdb
+import pyarrow as pa
 
 from nsys_duck import pipeline
 from nsys_duck.convert import HOOKS, STANDINS
@@ -117,16 +118,26 @@ def _insert(con: duckdb.DuckDBPyConnection, relation: str, rows: Rows) -> None:
             [schema or "main", table],
         ).fetchall()
     }
+    groups: dict[tuple[str, ...], list[list[object]]] = {}
     for row in rows:
         unknown = set(row) - known
         if unknown:
             raise KeyError(f"{relation} has no column {sorted(unknown)}")
-        names = list(row)
-        con.execute(
-            f"INSERT INTO {relation} ({', '.join(map(_quote, names))}) "
-            f"VALUES ({', '.join('?' * len(names))})",
-            [row[n] for n in names],
-        )
+        groups.setdefault(tuple(row), []).append(list(row.values()))
+    for names, values in groups.items():
+        # one Arrow batch per column set (executemany costs ~5 ms a row)
+        cols = ", ".join(map(_quote, names))
+        try:
+            batch = pa.table({n: [v[i] for v in values] for i, n in enumerate(names)})
+        except (OverflowError, pa.ArrowException):  # e.g. a uint64 past int64
+            con.executemany(
+                f"INSERT INTO {relation} ({cols}) VALUES ({', '.join('?' * len(names))})",
+                values,
+            )
+            continue
+        con.register("_given_rows", batch)
+        con.execute(f"INSERT INTO {relation} ({cols}) SELECT {cols} FROM _given_rows")
+        con.unregister("_given_rows")
 
 
 def _allow_nulls(con: duckdb.DuckDBPyConnection, relation: str) -> None:
@@ -152,6 +163,7 @@ def run_view(
     *,
     options: Mapping[str, object] | None = None,
     export: Mapping[str, Iterable[str]] | None = None,
+    since: str | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """A fresh DuckDB on which the file creating ``view`` ran over ``given``.
 
@@ -163,6 +175,9 @@ def run_view(
             over :data:`nsys_duck.pipeline.DEFAULT_OPTIONS`.
         export: table -> columns the export has (the templates'
             ``has_table``/``col``); default every stand-in table and column.
+        since: run every stage file from the one creating ``since`` up to
+            the view's (a chain of views, e.g. the NVTX projection's private
+            helpers), instead of the view's file alone.
     """
     given = dict(given or {})
     files = stage_files()
@@ -170,6 +185,7 @@ def run_view(
     if view not in index:
         raise KeyError(f"no file of sql/ creates {view}")
     target = index[view]
+    first = index[since] if since is not None else target
     columns = {t: list(c) for t, c in (export or standin_columns()).items()}
     ctx = pipeline.Context(columns, dict(options or {}))
     con = duckdb.connect()
@@ -198,18 +214,23 @@ def run_view(
             made.add(name)
         _insert(con, name, rows)
     for name in relation_types():
-        if name not in made and index.get(name, target) < target:
+        if name not in made and index.get(name, first) < first:
             _create_empty(con, name)
     # macro-only files of the stages before the view (context_device): real,
     # over the given rows
     macros = [
         f
         for i, f in enumerate(files)
-        if i < target
+        if i < first
         and _top(f.relpath) not in REAL_FOLDERS
         and {k for k, _ in pipeline.created_objects(f.text)} == {"macro"}
     ]
-    pipeline.run_pipeline(con, [*macros, files[target]], ctx, HOOKS)
+    chain = [
+        f
+        for i, f in enumerate(files)
+        if first <= i <= target and (i == target or _top(f.relpath) not in REAL_FOLDERS)
+    ]
+    pipeline.run_pipeline(con, [*macros, *chain], ctx, HOOKS)
     return con
 
 
