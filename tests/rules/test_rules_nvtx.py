@@ -202,3 +202,14 @@ def test_op_owners_lists_each_owning_range():
         "SELECT nvtx_id, op_id FROM int_nvtx_op_owners",
     )
     assert out == [(1, 1), (2, 1)]
+
+
+def test_crossing_ranges_contain_inclusively_too():
+    # where the range tree does not decide (ranges that cross), ownership is
+    # still inclusive at both ends
+    c = Capture()
+    c.range(0, 50, "a", kind="start_end")
+    c.range(30, 100, "b", kind="start_end")
+    c.call(40, 50, [(200, 210, 0)])
+    c.call(30, 100, [(300, 310, 0)])
+    assert c.projection() == [("a", 0, 200, 210, 1, 1), ("b", 0, 200, 310, 2, 2)]
