@@ -1,18 +1,29 @@
 # nsys-duck developer commands. First time on a fresh machine:
 #   make demo    # venv + install + convert a shipped example report
 #   make test    # venv + install + Nsight Systems CLI (when possible) + pytest
+#   make test-fast  # the rule tests only (tests/rules/), on the light test extra
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+# the light install of make test-fast (done too by the full one, $(STAMP))
+FAST_STAMP := $(VENV)/.installed-fast-stamp
+# every extra make test needs: the light test tools, HTA (tests/test_kineto.py),
+# Dask (tests/test_parallel.py), matplotlib (tests/test_overview_image.py)
+EXTRAS := test,hta,dask,docs
 DEMO ?= examples/rodinia_gaussian_8k_kernels/parquet
 
 .PHONY: venv demo test test-fast lint nsys bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q -e '.[test,docs]'
-	touch $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[$(EXTRAS)]'
+	touch $(STAMP) $(FAST_STAMP)
+
+$(FAST_STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(FAST_STAMP)
 
 venv: $(STAMP)
 
@@ -30,18 +41,20 @@ test: $(STAMP)
 # Python: ruff (rules and formatting in pyproject.toml); SQL: sqlfluff on the
 # stages under sql/ (.sqlfluff), and no tab in them. Fixes: ruff check --fix,
 # ruff format, sqlfluff fix sql.
-lint: $(STAMP)
+lint: $(FAST_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/sqlfluff lint sql --processes 0
 	@if grep -rnP '\t' sql --include='*.sql'; then \
 	echo "sql/: indent with spaces, not tabs" >&2; exit 1; fi
 
-test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow and not nsys" $(PYTEST_ARGS)
+# The rule tier: one SQL view at a time on a few given rows (tests/rules/,
+# marker rules); no dev report, nsys or Perfetto needed; a minute or two.
+test-fast: $(FAST_STAMP)
+	$(BIN)/python -m pytest -q -m rules tests/rules $(PYTEST_ARGS)
 
 bench: $(STAMP)
-	@$(BIN)/python -m pip install -q -e '.[test,docs,bench]' || echo "note: ncompass could not be installed; the bench runs without it"
+	@$(BIN)/python -m pip install -q -e '.[$(EXTRAS),bench]' || echo "note: ncompass could not be installed; the bench runs without it"
 	@NSYS_BIN=$$(bash .ci/install_nsys.sh | tail -1) || NSYS_BIN=""; \
 	export PATH="$$NSYS_BIN:$$PATH"; $(BIN)/python bench/bench.py $(BENCH_ARGS)
 

@@ -80,7 +80,10 @@ from paths import NEWER, REPORTS  # noqa: E402  (one place for the shared data)
 
 def pytest_sessionstart(session):
     """Stop at once, with one message, when the real reports are not there:
-    the suite runs on them, and dozens of FileNotFoundErrors would hide why."""
+    the suite runs on them, and dozens of FileNotFoundErrors would hide why.
+    The rule tier alone (``-m rules``, make test-fast) needs no data."""
+    if session.config.getoption("markexpr", "") == "rules":
+        return
     if not any(REPORTS.glob("*/parquet")) or not any(NEWER.glob("*/*.sqlite")):
         pytest.exit(
             f"the team's data is not at {REPORTS} and {NEWER}: clone nsys-duck "
@@ -88,6 +91,25 @@ def pytest_sessionstart(session):
             "folder",
             returncode=4,
         )
+
+
+# The rule tier (make test-fast): every test under tests/rules/ is marked
+# `rules`; they run single views on a few given rows (tests/rules/sql_rules.py)
+# and need neither the dev reports, nsys nor Perfetto. Each has a time limit
+# of RULE_TIMEOUT_S (pytest-timeout), far above the second or two one takes:
+# a rule test running longer has met a hang, not a slow machine. (Set here:
+# a conftest.py in tests/rules/ would shadow this module, which the tests
+# import as `conftest`.)
+RULES_DIR = Path(__file__).resolve().parent / "rules"
+RULE_TIMEOUT_S = 120
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if RULES_DIR in Path(item.path).resolve().parents:
+            item.add_marker(pytest.mark.rules)
+            if item.get_closest_marker("timeout") is None:
+                item.add_marker(pytest.mark.timeout(RULE_TIMEOUT_S))
 
 
 def report_exports() -> list[Path]:

@@ -1,0 +1,200 @@
+"""Rules of the shared scalar macros (sql/00_macros): each case is the
+value the macro's comment and the output contract say it must give."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import sql_rules
+
+from nsys_duck.pipeline import created_objects
+
+
+@pytest.fixture(scope="module")
+def con():
+    # any view's run has the macros; copy_kinds' file comes right after them
+    c = sql_rules.run_view("copy_kinds")
+    yield c
+    c.close()
+
+
+def value(con, expr: str):
+    return con.execute(f"SELECT {expr}").fetchone()[0]
+
+
+GTID = (1 << 48) | (4242 << 24) | 77  # VM id 1, pid 4242, tid 77
+
+
+@pytest.mark.parametrize(
+    ("expr", "expected"),
+    [
+        (f"nsys_os_pid({GTID})", 4242),
+        (f"nsys_os_tid({GTID})", 77),
+        # the process key keeps the VM id: (1 << 24) | pid
+        (f"nsys_proc_key({GTID})", (1 << 24) | 4242),
+        # a globalPid (tid bits 0) has the same pid and key as its threads
+        (f"nsys_os_pid({GTID - 77})", 4242),
+        (f"nsys_proc_key({GTID - 77}) = nsys_proc_key({GTID})", True),
+        # the top bits (hardware id) never leak into the pid
+        (f"nsys_os_pid({(1 << 56) | (5 << 24)})", 5),
+    ],
+)
+def test_global_id_parts(con, expr, expected):
+    assert value(con, expr) == expected
+
+
+@pytest.mark.parametrize(
+    ("ns", "text"),
+    [
+        (0, "0"),
+        (1000, "1"),
+        (1, "0.001"),
+        (999, "0.999"),
+        (1500, "1.500"),
+        (1001, "1.001"),
+        (123_456_789, "123456.789"),
+        # 2^42 us - 1 ns: the largest time Perfetto places exactly
+        ((1 << 42) * 1000 - 1, f"{(1 << 42) - 1}.999"),
+    ],
+)
+def test_json_us_is_exact_decimal_microseconds(con, ns, text):
+    out = value(con, f"json_us({ns}::BIGINT)")
+    assert out == text
+    assert "e" not in out.lower()
+
+
+@pytest.mark.parametrize(
+    ("v", "text"),
+    [
+        ("0::UBIGINT", "0"),
+        ("9223372036854775807::UBIGINT", "9223372036854775807"),
+        # past int64: a JSON string, Perfetto would wrap the number
+        ("9223372036854775808::UBIGINT", '"9223372036854775808"'),
+        ("18446744073709551615::UBIGINT", '"18446744073709551615"'),
+    ],
+)
+def test_json_uint64(con, v, text):
+    assert value(con, f"json_uint64({v})") == text
+
+
+@pytest.mark.parametrize(
+    ("name", "unversioned", "base"),
+    [
+        ("cudaLaunchKernel_v7000", "cudaLaunchKernel", "cudaLaunchKernel"),
+        ("cudaMemcpyAsync_ptsz_v7000", "cudaMemcpyAsync_ptsz", "cudaMemcpyAsync"),
+        ("cudaStreamSynchronize_ptds", "cudaStreamSynchronize_ptds", "cudaStreamSynchronize"),
+        # a driver API's real _v2 is part of its name
+        ("cuMemcpyHtoD_v2", "cuMemcpyHtoD_v2", "cuMemcpyHtoD_v2"),
+        ("cuLaunchKernel", "cuLaunchKernel", "cuLaunchKernel"),
+        ("cudaFree_v10000", "cudaFree", "cudaFree"),
+    ],
+)
+def test_cuda_api_names(con, name, unversioned, base):
+    assert value(con, f"cuda_api_unversioned('{name}')") == unversioned
+    assert value(con, f"cuda_api_base('{name}')") == base
+
+
+def test_clean_text_drops_nul_only(con):
+    assert value(con, "clean_text('a' || chr(0) || 'b')") == "ab"
+    assert value(con, "clean_text('é\tx')") == "é\tx"
+    assert value(con, "clean_text(NULL) IS NULL") is True
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            "42, 'cudaLaunchKernel_v7000', 0, 0",
+            {
+                "correlationId": 42,
+                "name": "cudaLaunchKernel_v7000",
+                "eventClass": "runtime",
+                "returnValue": 0,
+            },
+        ),
+        # a member without a value is left out, never null
+        ("NULL, 'cuCtxCreate_v2', 1, NULL", {"name": "cuCtxCreate_v2", "eventClass": "driver"}),
+        (
+            "7, 'cudaMalloc', 0, 2",
+            {"correlationId": 7, "name": "cudaMalloc", "eventClass": "runtime", "returnValue": 2},
+        ),
+    ],
+)
+def test_cuda_api_args_json(con, args, expected):
+    text = value(con, f"cuda_api_args_json({args})")
+    assert json.loads(text) == expected
+    assert "null" not in text
+
+
+def test_track_name_suffixes(con):
+    assert value(con, "stream_track_suffix(7, 4242, 1)") == " 7 [pid 4242 ctx 1]"
+    assert value(con, "thread_track_suffix(4242, 77, 'main')") == " [pid 4242 tid 77 main]"
+    assert value(con, "thread_track_suffix(4242, 77, NULL)") == " [pid 4242 tid 77]"
+    assert value(con, "host_thread_track_suffix(77, 'worker')") == " · worker [77]"
+    assert value(con, "host_thread_track_suffix(77, NULL)") == " · [77]"
+
+
+def test_track_depth_stays_below_perfettos_limit(con):
+    # Perfetto keeps 512 nested slices per track (kMaxDepth)
+    assert 0 < value(con, "track_depth_levels()") <= 512
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "device", "drawable"),
+    [
+        (1, 2, 0, True),
+        (5, 5, 0, True),  # 0 ns: drawn
+        (5, 4, 0, False),  # end before start
+        ("NULL", 4, 0, False),
+        (1, "NULL", 0, False),
+        (1, 2, -1, False),  # no device
+        (1, 2, "NULL", False),
+    ],
+)
+def test_nsys_drawable_gpu_row(con, start, end, device, drawable):
+    assert bool(value(con, f"nsys_drawable_gpu_row({start}, {end}, {device})")) is drawable
+
+
+@pytest.mark.parametrize(
+    ("starts", "ts", "part"),
+    [
+        ("[]", 5, 1),
+        ("[100, 200]", 99, 1),
+        ("[100, 200]", 100, 2),  # a part starts at its first slice
+        ("[100, 200]", 150, 2),
+        ("[100, 200]", 200, 3),
+        ("[100, 200]", 10_000, 3),
+    ],
+)
+def test_trace_part_of(con, starts, ts, part):
+    assert value(con, f"trace_part_of({starts}::BIGINT[], {ts})") == part
+
+
+def test_every_macro_of_the_file_is_tested_here():
+    """A new macro gets a rule test (this list names the ones above)."""
+    tested = {
+        "nsys_os_pid",
+        "nsys_os_tid",
+        "nsys_proc_key",
+        "json_uint64",
+        "json_us",
+        "cuda_api_unversioned",
+        "cuda_api_base",
+        "clean_text",
+        "cuda_api_args_json",
+        "stream_track_suffix",
+        "thread_track_suffix",
+        "host_thread_track_suffix",
+        "track_depth_levels",
+        "nsys_drawable_gpu_row",
+        "trace_part_of",
+    }
+    made = {
+        name
+        for f in sql_rules.stage_files()
+        if f.relpath.startswith("00_macros/")
+        for kind, name in created_objects(f.text)
+        if kind == "macro"
+    }
+    assert made - tested == set(), "macros without a rule test"
