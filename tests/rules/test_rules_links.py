@@ -217,7 +217,10 @@ def test_devices_come_from_activity_only_and_are_named():
         {
             "int_gpu_ops": [{"op_id": 1, "device_id": 1}, {"op_id": 2, "device_id": 1}],
             "stg_gpu_syncs": [{"device_id": 3}],
-            "nsys.TARGET_INFO_GPU": [{"id": 1, "name": " NVIDIA A100 "}, {"id": 2, "name": "idle"}],
+            "stg_gpus": [
+                {"device_id": 1, "gpu_name": " NVIDIA A100 "},
+                {"device_id": 2, "gpu_name": "idle"},
+            ],
         },
     )
     assert out == [(1, "NVIDIA A100"), (3, "GPU 3")]
@@ -239,7 +242,7 @@ def test_homes_devices_first_then_host_processes():
                 {"proc_key": (1 << 24) | 4, "os_pid": 4, "has_host_rows": False},
             ],
             "int_gpu_ops": [{"op_id": 1, "proc_key": PK, "device_id": 2}],
-            "nsys.PROCESSES": [{"globalPid": (1 << 48) | (5 << 24), "pid": 5, "name": "python"}],
+            "stg_processes": [{"proc_key": PK, "process_name": "python"}],
         }
     )
     assert out == [
