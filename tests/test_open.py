@@ -453,8 +453,10 @@ def test_open_is_a_command_of_nsys_duck(monkeypatch):
     from nsys_duck import cli
 
     assert cli.main.commands.get("open") is cli.open_cmd
-    monkeypatch.setenv("COLUMNS", "80")
-    via_cli = CliRunner().invoke(cli.main, ["open", "--help"], prog_name="nsys-duck")
+    monkeypatch.setenv("COLUMNS", "80")  # click's help: 78 columns wide
+    via_cli = CliRunner().invoke(
+        cli.main, ["open", "--help"], prog_name="nsys-duck", terminal_width=78
+    )
     via_serve = subprocess.run(
         [sys.executable, "-m", "nsys_duck.serve", "--help"],
         capture_output=True,
