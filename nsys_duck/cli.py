@@ -15,164 +15,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from . import __version__
-from .convert import Options, Result, convert
-from .errors import NsysDuckError
-from .sources import sql_string
-from .writers import human_size
-
-err = Console(stderr=True)
-
-
-def export_line(info: dict) -> str | None:
-    """One line on what made the export and how its times read (from
-    ``stg_export_info``), e.g. ``exported by: Nsight Systems 2025.5.2.266,
-    schema 3.24.0, session-relative times (+ session start 1785620044423518993
-    ns)``; None when the export says nothing."""
-    parts = []
-    if info.get("nsys_version"):
-        parts.append(f"Nsight Systems {info['nsys_version']}")
-    if info.get("schema_version"):
-        parts.append(f"schema {info['schema_version']}")
-    if not parts:
-        return None
-    if info.get("time_normalized"):
-        parts.append("UTC-epoch times (--ts-normalize)")
-    else:
-        parts.append(f"session-relative times (+ session start {info.get('time_offset_ns')} ns)")
-    if info.get("time_shift_ns"):
-        parts.append(f"--ts-shift {info['time_shift_ns']} ns")
-    return "exported by: " + ", ".join(parts)
-
-
-def print_metrics(summary: list[tuple[str, object]]) -> None:
-    """The summary's (metric, value) lines: integers right-aligned with
-    thousands separators, labels padded to the longest (up to 60)."""
-    width = min(max(len(m) for m, _ in summary), 60)  # longer labels overflow
-    for metric, value in summary:
-        click.echo(
-            f"  {metric:<{width}}  {value:>12,}"
-            if isinstance(value, int)
-            else f"  {metric:<{width}}  {value}"
-        )
-
-
-def seconds_text(ns: int) -> str:
-    """Integer ns as seconds with the digits needed: 500000000 -> '0.5'."""
-    whole, frac = divmod(abs(ns), 10**9)
-    return ("-" if ns < 0 else "") + f"{whole}.{frac:09d}".rstrip("0").rstrip(".")
-
-
-def window_line(window: dict) -> str:
-    """The summary line of ``--window`` (a ``trace_window`` row): the window
-    in UTC-epoch ns and in seconds after the trace's first event (the 0 of
-    ui.perfetto.dev), and the slices it holds."""
-    lo, hi = window["window_start_ns"], window["window_end_ns"]
-    start = seconds_text(window["start_after_first_ns"]) if lo is not None else "start"
-    end = seconds_text(window["end_after_first_ns"]) if hi is not None else "end"
-    return (
-        f"window: [{lo if lo is not None else 'start'}, {hi if hi is not None else 'end'}) "
-        f"UTC-epoch ns = [{start}, {end}) s after the first event ({window['first_ns']} ns); "
-        f"{window['slices']:,} slices"
-    )
-
-
-def window_warning(window: dict | None) -> str | None:
-    """One line when ``--window`` selects no slice, saying where the slices
-    are; None otherwise (also without ``--window``)."""
-    if window is None or window["slices"]:
-        return None
-    last = seconds_text(window["last_start_ns"] - window["first_ns"])
-    return (
-        "warning: --window selects no slice: the trace's slices start from 0 s to "
-        f"{last} s after its first event ({window['first_ns']} ns)"
-    )
-
-
-def print_window(window: dict | None) -> None:
-    """The ``--window`` line of a summary (stdout) and its warning (stderr)."""
-    if window is None:
-        return
-    click.echo(window_line(window))
-    warning = window_warning(window)
-    if warning:
-        _fail(None, warning)
-
-
-def print_summary(res: Result, timings: bool) -> None:
-    """The contract's summary; the last line is the absolute JSON path."""
-    out = click.echo
-    out(f"== {res.workspace.name}")
-    out(f"source: {res.source.path}")
-    same = f"same content, sha256 {res.source_sha256[:12]}"
-    if res.export_reused and res.source.kind == "sqlite":
-        out(
-            f"export: reused {res.workspace.parquet_dir} (transcribed from "
-            f"{res.source.path}, {same}; --force transcribes it again)"
-        )
-    elif res.export_reused and res.source.kind == "report":
-        out(
-            f"export: reused {res.workspace.parquet_dir} (exported from this report, "
-            f"{same}; --force re-exports)"
-        )
-    elif res.export_reused:
-        out(f"export: the workspace's own {res.workspace.parquet_dir}")
-    elif res.nsys_version:
-        out(f"nsys: {res.nsys_version}")
-    elif res.source.kind == "sqlite":
-        out(f"export: transcribed SQLite export {res.source.path} (no nsys needed)")
-    else:
-        out("export: existing Parquet folder (no nsys needed)")
-    line = export_line(res.export_info)
-    if line:
-        out(line)
-    for key in ("schema_note", "time_note"):
-        if res.export_info.get(key):
-            out(f"note: {res.export_info[key]}")
-    for note in res.notes:
-        out(f"note: {note}")
-    if res.overridden_sql:
-        out("SQL overridden by --sql-dir: " + ", ".join(res.overridden_sql))
-    if res.added_sql:
-        out("SQL added by --sql-dir: " + ", ".join(res.added_sql))
-    out(f"time base (epoch_ns): {res.base_ns}")
-    print_window(res.window)
-    print_metrics(res.summary)
-    if res.validated:
-        also = " and the JSON file validator" if res.file_validated else ""
-        out(
-            f"validated: no violations of {res.checks} contract checks{also} "
-            f"({res.validate_seconds:.1f} s)"
-        )
-    else:
-        out("validation: skipped (--no-checks)")
-    if timings:
-        for t in res.timings:
-            out(f"  time {t.relpath:<45} {t.seconds:8.3f} s")
-    for f in res.files:
-        out(f"{f}  ({human_size(f.stat().st_size)})")
-    parts = [f for f in res.files if ".part-" in f.name]
-    if parts:
-        out(
-            f"the JSON trace is in {len(parts)} parts (over --max-json-size): open each "
-            f"in ui.perfetto.dev on its own (nsys-duck open {res.workspace.name} --part K; "
-            "same tracks and time base); the Parquet holds every slice"
-        )
-        out(str(parts[0].resolve()))
-    else:
-        out(str(_trace_path(res.files, res.workspace).resolve()))
-
-
-def _trace_path(files: list[Path], ws) -> Path:
-    """The summary's last line: the Perfetto JSON, else (--format kineto)
-    the Kineto folder."""
-    if ws.json_gz in files or not any(f.parent == ws.kineto_dir for f in files):
-        return ws.json_gz
-    return ws.kineto_dir
-
+from . import __version__, sqlrun
+from .console import fail, progress_bar, silence_stdout
+from .convert import Options, convert
+from .errors import InputError, NsysDuckError
+from .serve import DEFAULT_PORT, run_open
+from .summary import outcome_line, print_merge_summary, print_summary, progress_counts
 
 _SIZE_UNITS = {
     "": 1,
@@ -479,7 +328,7 @@ def convert_cmd(
         if i:
             click.echo()
         try:
-            with _progress_bar() as bar:
+            with progress_bar() as bar:
                 task = bar.add_task(f"{path}", total=None)
 
                 def progress(stage: str, fraction: float | None, task=task, path=path) -> None:
@@ -494,9 +343,9 @@ def convert_cmd(
             print_summary(res, timings)
         except NsysDuckError as exc:
             failed += 1
-            _fail(path, str(exc))
+            fail(path, str(exc))
         except KeyboardInterrupt:
-            _fail(None, "interrupted; no output files were published")
+            fail(None, "interrupted; no output files were published")
             sys.exit(130)
     if failed:
         sys.exit(1)
@@ -505,7 +354,7 @@ def convert_cmd(
 def _convert_parallel(paths, opts: Options, jobs: int, scheduler: str | None) -> int:
     """``convert --jobs N`` / ``--scheduler``: every path on Dask
     (:func:`parallel.convert_many`, which skips the up-to-date ones), one
-    line per report on stdout as it finishes (:func:`_outcome_line`), each
+    line per report on stdout as it finishes (:func:`summary.outcome_line`), each
     failure also as ``nsys-duck: PATH: reason`` on stderr. Returns the exit
     status: 0, 1 (a path failed, or Dask could not run) or 130 (interrupted)."""
     from .parallel import FAILED, convert_many
@@ -513,75 +362,27 @@ def _convert_parallel(paths, opts: Options, jobs: int, scheduler: str | None) ->
     total = len(paths)
     # the report lines go to stdout: through the bar's console only when
     # both are the terminal (a redirected stdout keeps them)
-    with _progress_bar(redirect_stdout=sys.stdout.isatty()) as bar:
-        task = bar.add_task(_counts(0, 0, total, total), total=total)
+    with progress_bar(redirect_stdout=sys.stdout.isatty()) as bar:
+        task = bar.add_task(progress_counts(0, 0, total, total), total=total)
 
         def on_update(done: int, failed: int, running: int, outcome) -> None:
-            bar.update(task, completed=done, description=_counts(done, failed, running, total))
-            click.echo(_outcome_line(outcome))
+            counts = progress_counts(done, failed, running, total)
+            bar.update(task, completed=done, description=counts)
+            click.echo(outcome_line(outcome))
             if outcome.status == FAILED:
-                _fail(outcome.path, outcome.message)
+                fail(outcome.path, outcome.message)
 
         try:
             outcomes = convert_many(
                 paths, opts, jobs=jobs, scheduler=scheduler, on_update=on_update
             )
         except NsysDuckError as exc:
-            _fail(None, str(exc))
+            fail(None, str(exc))
             return 1
         except KeyboardInterrupt:
-            _fail(None, "interrupted; the conversions not finished were stopped, unpublished")
+            fail(None, "interrupted; the conversions not finished were stopped, unpublished")
             return 130
     return 1 if any(o.status == FAILED for o in outcomes) else 0
-
-
-def _counts(done: int, failed: int, running: int, total: int) -> str:
-    """The progress line of a parallel convert (running: not finished yet)."""
-    return f"converting: {done}/{total} done, {failed} failed, {running} running"
-
-
-def _outcome_line(outcome) -> str:
-    """One report of a parallel convert: ``NAME: converted (N slices, S s)
-    TRACE``, ``NAME: up to date TRACE`` or ``PATH: failed``."""
-    name = outcome.name or _shown(outcome.path)
-    if outcome.status == "failed":
-        return f"{name}: failed (the reason is on stderr)"
-    trace = str(outcome.trace) if outcome.trace is not None else "(no JSON trace)"
-    if outcome.trace is not None and ".part-" in outcome.trace.name:
-        trace += " (part 1 of a split JSON trace)"
-    if outcome.status == "up to date":
-        return f"{name}: up to date (converted before with these options) {trace}"
-    slices = dict(outcome.summary).get("slices")
-    what = f"{slices:,} slices, " if isinstance(slices, int) else ""
-    return f"{name}: converted ({what}{outcome.seconds:.1f} s) {trace}"
-
-
-def _progress_bar(**extra) -> Progress:
-    """The progress line on stderr (a spinner, the stage, a bar, the time);
-    nothing when stderr is not a terminal. ``extra``: more of rich's
-    Progress options."""
-    return Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not err.is_terminal,
-        **extra,
-    )
-
-
-def _fail(path: str | None, message: str) -> None:
-    """The one stderr line of a failure: ``nsys-duck: PATH: message``."""
-    line = " ".join(message.split())
-    prefix = f"nsys-duck: {_shown(path)}: " if path is not None else "nsys-duck: "
-    err.print(prefix + line, markup=False, highlight=False, soft_wrap=True)
-
-
-def _shown(path: str) -> str:
-    """``path`` as typed, with control characters made visible (one line)."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in path)
 
 
 @main.command("validate")
@@ -612,7 +413,7 @@ def validate_cmd(trace, max_examples, as_json, memory_limit):
     files = _trace_files(trace)
     for file in files:
         if validate_mod.is_kineto_trace(file):
-            _fail(
+            fail(
                 trace,
                 f"{file.name} is a Kineto trace (what --format kineto writes, for PyTorch's "
                 "tools such as HTA), not a Perfetto JSON trace: validate checks "
@@ -628,10 +429,10 @@ def validate_cmd(trace, max_examples, as_json, memory_limit):
                 )
             )
         except FileNotFoundError:
-            _fail(trace, f"no trace at {file}")
+            fail(trace, f"no trace at {file}")
             sys.exit(2)
         except KeyboardInterrupt:
-            _fail(None, "interrupted")
+            fail(None, "interrupted")
             sys.exit(130)
     sys.exit(validate_mod.print_reports(reps, as_json))
 
@@ -648,19 +449,19 @@ def _trace_files(trace: str) -> list[Path]:
     try:
         ws = locate(trace)[0]
     except NsysDuckError as exc:
-        _fail(trace, str(exc))
+        fail(trace, str(exc))
         sys.exit(2)
     if ws.json_parts:
         return ws.json_parts
     if kineto_only(ws):
-        _fail(
+        fail(
             trace,
             f"{ws.name} holds a Kineto trace only (converted with --format kineto), no "
             "Perfetto JSON trace to validate: convert again with --format both",
         )
         sys.exit(2)
     if not ws.json_gz.is_file():
-        _fail(trace, f"no trace at {ws.json_gz} (run nsys-duck convert first)")
+        fail(trace, f"no trace at {ws.json_gz} (run nsys-duck convert first)")
         sys.exit(2)
     return [ws.json_gz]
 
@@ -674,19 +475,21 @@ WHAT_NAME_IS = (
 
 
 def _workbench(name: str, as_file: bool = False):
-    from .errors import InputError
+    """The workbench of NAME (:func:`workbench.open_workbench`); exits 2 when
+    there is no converted workspace by that name, 1 when it cannot be built,
+    130 on Ctrl-C."""
     from .workbench import open_workbench
 
     try:
         return open_workbench(name, as_file=as_file)
     except InputError as exc:  # no such workspace, not converted: a usage error, as click's
-        _fail(name, str(exc))
+        fail(name, str(exc))
         sys.exit(2)
     except NsysDuckError as exc:
-        _fail(name, str(exc))
+        fail(name, str(exc))
         sys.exit(1)
     except KeyboardInterrupt:
-        _fail(None, "interrupted")
+        fail(None, "interrupted")
         sys.exit(130)
 
 
@@ -724,16 +527,8 @@ def explain_cmd(name, view):
         try:
             click.echo(explain(wb, view))
         except NsysDuckError as exc:
-            _fail(None, str(exc))
+            fail(None, str(exc))
             sys.exit(1)
-
-
-# what --format asks DuckDB's COPY for
-COPY_OPTIONS = {
-    "csv": "(FORMAT csv, HEADER true)",
-    "json": "(FORMAT json, ARRAY true)",
-    "parquet": "(FORMAT parquet, COMPRESSION zstd)",
-}
 
 
 @main.command(
@@ -744,8 +539,8 @@ COPY_OPTIONS = {
     + WHAT_NAME_IS
     + """
 
-Without -c: the DuckDB CLI (the duckdb-cli package, read-only on NAME.duckdb),
-or a plain prompt where it is missing. With -c: run the SQL and print the
+Without -c: the DuckDB CLI (the duckdb-cli package, read-only on NAME.duckdb;
+exit status 2 when it is not installed). With -c: run the SQL and print the
 last statement's result, all of it (the table format shortens only on a
 terminal), or write it with --format csv|json|parquet (written by DuckDB;
 -o FILE, else standard output). Ctrl-C stops the query (exit 130).
@@ -778,202 +573,28 @@ def sql_cmd(name, command, fmt, output):
     if fmt == "table" and output is not None:
         raise click.UsageError("--output writes csv, json or parquet; add --format")
     with _workbench(name) as wb:
-        code = _run_sql(wb.con, command, fmt, output)
+        code = sqlrun.run_sql(wb.con, command, fmt, output)
     sys.exit(code)
 
 
-def _run_sql(con, sql: str, fmt: str, output: Path | None) -> int:
-    """Run ``sql`` on ``con`` in a worker thread and print or write the last
-    statement's result; returns the exit status (0, 1 on an SQL error, 130
-    on Ctrl-C or SIGTERM/SIGHUP: the query is interrupted with
-    ``con.interrupt()``).
-
-    Formats: ``table`` is DuckDB's box (shortened on a terminal; piped, all
-    of it, printed by the DuckDB CLI from a temporary Parquet file of the
-    result); csv, json, parquet are written by DuckDB's COPY, to ``output``
-    or to a temporary file then copied to standard output (so ``>>`` appends
-    and the output keeps its place among other writes). A closed pipe
-    (``| head``) ends quietly with status 0.
-    """
-    import shutil
-    import subprocess
-    import tempfile
-    import threading
-
-    import duckdb
-
-    from .compat import arrow_reader
-
-    outcome: dict = {}
-    temp = Path(tempfile.mkdtemp(prefix="nsys-duck-"))
-
-    def work() -> None:
-        try:
-            statements = [s.query for s in duckdb.extract_statements(sql)]
-            for query in statements[:-1]:
-                con.execute(query).fetchall()  # DuckDB 2 wants each result consumed
-            rel = con.sql(statements[-1]) if statements else None
-            if rel is None:
-                return
-            if fmt == "table" and sys.stdout.isatty():
-                rel.show()  # DuckDB's box, shortened to the terminal
-                return
-            cli = _duckdb_cli() if fmt == "table" else None
-            if fmt == "table" and cli is None:
-                rel.show(max_rows=10_000, max_width=2**31, max_col_width=2**31)
-                return
-            to_stdout = output is None or cli is not None
-            target = str(temp / "result") if to_stdout else str(output)
-            scratch = duckdb.connect()
-            try:
-                scratch.register("nsys_duck_result", arrow_reader(rel, 65_536))
-                scratch.execute(
-                    f"COPY nsys_duck_result TO {sql_string(target)} "
-                    + COPY_OPTIONS["parquet" if cli else fmt]
-                )
-            finally:
-                scratch.close()
-            sys.stdout.flush()
-            if cli is not None:  # piped table: every row and column, by the CLI
-                status = subprocess.run(
-                    [cli, "-box", "-c", f"FROM read_parquet({sql_string(target)})"],
-                    stderr=subprocess.PIPE,
-                    text=True,
-                )
-                if status.returncode and status.stderr.strip():
-                    outcome["error"] = RuntimeError(status.stderr.strip())
-            elif to_stdout:
-                with open(target, "rb") as f:
-                    shutil.copyfileobj(f, sys.stdout.buffer)
-                sys.stdout.flush()
-        except BrokenPipeError:
-            outcome["pipe"] = True
-        except BaseException as exc:  # reported by the main thread
-            outcome["error"] = exc
-
-    worker = threading.Thread(target=work, daemon=True)
-    worker.start()
-    try:
-        try:
-            while worker.is_alive():
-                worker.join(0.1)
-        except KeyboardInterrupt:
-            con.interrupt()
-            worker.join(5)
-            _fail(None, "interrupted")
-            if worker.is_alive():  # DuckDB did not stop: leave without waiting for it
-                shutil.rmtree(temp, ignore_errors=True)
-                sys.stderr.flush()
-                os._exit(130)
-            return 130
-    finally:
-        if not worker.is_alive():
-            shutil.rmtree(temp, ignore_errors=True)
-    if outcome.get("pipe"):
-        # the reader left (e.g. | head): no more output, and no error at exit
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    exc = outcome.get("error")
-    if exc is None:
-        return 0
-    text = " ".join(str(exc).split())
-    if isinstance(exc, (duckdb.Error, RuntimeError)):
-        _fail(None, f"SQL error: {text[:500]}")
-        return 1
-    raise exc
-
-
-def _duckdb_cli() -> str | None:
-    """The DuckDB CLI that opens NAME.duckdb (1.4 or newer): the one installed
-    with nsys-duck (duckdb-cli, beside this Python), else ``duckdb`` on PATH."""
-    import re
-    import shutil
-    import subprocess
-
-    beside = Path(sys.executable).parent / "duckdb"
-    for cli in (str(beside) if beside.is_file() else None, shutil.which("duckdb")):
-        if not cli:
-            continue
-        try:
-            version = subprocess.run(
-                [cli, "--version"], capture_output=True, text=True, timeout=20
-            ).stdout
-        except (OSError, subprocess.SubprocessError):
-            continue
-        m = re.search(r"v(\d+)\.(\d+)", version)
-        if m and (int(m.group(1)), int(m.group(2))) >= (1, 4):
-            return cli
-    return None
+NO_DUCKDB_CLI = (
+    "the interactive prompt is the DuckDB CLI (1.4 or newer), which is not installed "
+    "beside this Python or on PATH: install it with pip install duckdb-cli, or give the "
+    "query with -c SQL"
+)
 
 
 def _interactive(name: str) -> int:
-    """The interactive prompt: the DuckDB CLI when there is one, else :func:`_repl`."""
-    import subprocess
-
-    cli = _duckdb_cli()
-    with _workbench(name, as_file=cli is not None) as wb:
-        if cli is None:
-            return _repl(wb.con)
-        err.print(
-            f"DuckDB CLI on {wb.database} (read-only). The pipeline's views: "
-            ".tables, or nsys-duck views NAME. Leave with .quit or Ctrl-D.",
-            markup=False,
-            highlight=False,
-        )
+    """``sql NAME`` without -c: the DuckDB CLI on NAME's database (built into
+    a temporary file when the workspace has no NAME.duckdb); exit status 2
+    with one sentence when there is no DuckDB CLI."""
+    cli = sqlrun.duckdb_cli()
+    if cli is None:
+        fail(None, NO_DUCKDB_CLI)
+        return 2
+    with _workbench(name, as_file=True) as wb:
         wb.con.close()  # the CLI opens the file itself
-        old = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the CLI's
-        proc = subprocess.Popen(
-            [cli, "-readonly", str(wb.database)],
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        )
-        try:
-            return proc.wait()
-        except KeyboardInterrupt:  # SIGTERM/SIGHUP to us (see sql_cmd): end the CLI too
-            proc.terminate()
-            proc.wait()
-            return 130
-        finally:
-            signal.signal(signal.SIGINT, old)
-
-
-def _repl(con) -> int:
-    """A plain prompt (when no DuckDB CLI is installed): statements end with
-    ';', Ctrl-C stops a query or clears the line, history is saved after
-    every statement to ~/.nsys_duck_history."""
-    hist = Path.home() / ".nsys_duck_history"
-    try:
-        import readline
-
-        if hist.exists():
-            readline.read_history_file(hist)
-    except Exception:
-        readline = None
-    click.echo(
-        "nsys-duck SQL (install duckdb-cli for the full DuckDB prompt); end "
-        "statements with ';', Ctrl-D quits"
-    )
-    buf = ""
-    while True:
-        try:
-            line = input("... " if buf else "sql> ")
-        except EOFError:
-            click.echo()
-            return 0
-        except KeyboardInterrupt:
-            buf = ""
-            click.echo()
-            continue
-        buf += line + "\n"
-        if not buf.strip().endswith(";"):
-            continue
-        _run_sql(con, buf, "table", None)
-        buf = ""
-        if readline is not None:
-            try:
-                hist.touch()
-                readline.append_history_file(1, hist)
-            except OSError:
-                pass
+        return sqlrun.duckdb_prompt(cli, wb.database)
 
 
 @main.command("sql-files")
@@ -996,10 +617,10 @@ def sql_files_cmd(dest, force):
     try:
         files = copy_sql_files(dest, force)
     except NsysDuckError as exc:
-        _fail(str(dest), str(exc))
+        fail(str(dest), str(exc))
         sys.exit(1)
     except OSError as exc:
-        _fail(str(dest), f"cannot write there: {exc.strerror or exc}")
+        fail(str(dest), f"cannot write there: {exc.strerror or exc}")
         sys.exit(1)
     click.echo(
         f"copied {len(files)} SQL files to {dest}; edit them, then: "
@@ -1134,7 +755,7 @@ def merge_cmd(
         trace_format=trace_format,
     )
     try:
-        with _progress_bar() as bar:
+        with progress_bar() as bar:
             task = bar.add_task(f"merge {name}", total=None)
 
             def progress(stage: str, fraction: float | None) -> None:
@@ -1153,80 +774,16 @@ def merge_cmd(
 
             res = merge(name, list(paths), opts, progress=progress, on_report=on_report)
     except NsysDuckError as exc:
-        _fail(name, str(exc))
+        fail(name, str(exc))
         sys.exit(1)
     except KeyboardInterrupt:
-        _fail(None, "interrupted; the merge was not published (reports converted before are kept)")
+        fail(None, "interrupted; the merge was not published (reports converted before are kept)")
         sys.exit(130)
     for path, message in res.failed:
-        _fail(path, message + " (left out of the merge)")
+        fail(path, message + " (left out of the merge)")
     print_merge_summary(res)
     if res.failed:
         sys.exit(1)
-
-
-MERGE_ROWS_SHOWN = 40  # reports listed in the merge summary (all: SELECT * FROM merge_reports)
-
-
-def rank_line(r) -> str:
-    """How a merged report's rank was decided, one line: ``report X: rank 3
-    (from file name 'rank3')``, ``(from env RANK)``, or ``(order)`` (no rank
-    recorded: its place in the merge, counted from 0)."""
-    if r.rank_no is None:
-        return f"report {r.report}: rank {r.ordinal - 1} (order)"
-    return f"report {r.report}: rank {r.rank_no} ({r.rank_source})"
-
-
-def print_merge_summary(res) -> None:
-    """The merge's summary: alignment, one line per report (label, how its
-    conversion went, its first CUDA/NVTX event in seconds after the merged
-    trace's first event, the 0 of ui.perfetto.dev and of --window, and the
-    shift applied, slices), how each report's rank was decided, the summed
-    counts, the files; last line: the JSON path."""
-    out = click.echo
-    n = len(res.reports)
-    out(f"== {res.workspace.name} (merge of {n} report{'s' if n != 1 else ''})")
-    for note in res.notes:
-        out(f"note: {note}")
-    if res.align == "utc":
-        out("time alignment: UTC epoch (Nsight's --ts-normalize times; clocks assumed in sync)")
-    else:
-        out(
-            "time alignment: first CUDA/NVTX events (--align start: each report shifted so "
-            "its first kernel, copy, CUDA API call or NVTX range lies at the first report's)"
-        )
-    out(f"time base (epoch_ns): {res.base_ns}")
-    print_window(res.window)
-    origin = res.first_ns if res.first_ns is not None else res.base_ns
-    width = min(max(6, *(len(r.label) for r in res.reports)), 40)
-    first_col = "first CUDA/NVTX"
-    out(f"  {'report':<{width}}  {'conversion':<10}  {first_col:>16}  {'shift ns':>20}  slices")
-    rows = res.reports
-    shown = rows if len(rows) <= MERGE_ROWS_SHOWN else rows[: MERGE_ROWS_SHOWN // 2]
-    for r in shown:
-        first = (
-            f"{(r.align_ns + r.shift_ns - origin) / 1e9:.6f} s" if r.align_ns is not None else "-"
-        )
-        out(f"  {r.label:<{width}}  {r.status:<10}  {first:>16}  {r.shift_ns:>20,}  {r.slices:,}")
-    for r in shown:
-        out(rank_line(r))
-    for r in rows:
-        for note in r.notes:
-            out(f"note: {r.label}: {note}")
-    if len(shown) < len(rows):
-        out(
-            f"  ... {len(rows) - len(shown)} more (nsys-duck sql {res.workspace.name} -c "
-            "'SELECT * FROM merge_reports')"
-        )
-    print_metrics(res.summary)
-    if res.validated:
-        out(f"validated: no violations of {res.checks} contract checks")
-    else:
-        out("validation: skipped (--no-checks)")
-    for f in res.files:
-        out(f"{f}  ({human_size(f.stat().st_size)})")
-    parts = [f for f in res.files if ".part-" in f.name]
-    out(str((parts[0] if parts else _trace_path(res.files, res.workspace)).resolve()))
 
 
 # --- report: the summaries users run first (nsys_duck/report.py, sql/reports/) ---
@@ -1278,18 +835,17 @@ def report_cmd(name, report, fmt, limit, sql_dir):
     Example: nsys-duck report model top-kernels --limit 10
     """
     from . import report as report_mod
-    from .errors import InputError
 
     try:
         res = report_mod.run_report(name, report, sql_dir=sql_dir, limit=limit)
     except InputError as exc:
-        _fail(name, str(exc))
+        fail(name, str(exc))
         sys.exit(2)
     except NsysDuckError as exc:
-        _fail(name, str(exc))
+        fail(name, str(exc))
         sys.exit(1)
     except KeyboardInterrupt:
-        _fail(None, "interrupted")
+        fail(None, "interrupted")
         sys.exit(130)
     try:
         if fmt == "table":
@@ -1298,16 +854,70 @@ def report_cmd(name, report, fmt, limit, sql_dir):
             click.echo(report_mod.render(res, fmt), nl=False)
         sys.stdout.flush()
     except BrokenPipeError:  # | head: the reader left
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        silence_stdout()
 
 
-def _register_open() -> None:
-    from .serve import open_cmd
+@main.command("open")
+@click.argument("name")
+@click.option(
+    "--port",
+    default=DEFAULT_PORT,
+    show_default=True,
+    type=int,
+    help="Port on 127.0.0.1 (ui.perfetto.dev accepts 9001 without a flag).",
+)
+@click.option("--once", is_flag=True, help="Stop after the browser has fetched the trace once.")
+@click.option(
+    "--no-browser",
+    "no_browser",
+    is_flag=True,
+    help="Only print the link (no browser is started anyway without a display).",
+)
+@click.option(
+    "--accelerate",
+    is_flag=True,
+    help="Run trace_processor_shell --httpd on the trace instead, for traces "
+    "too big for the browser.",
+)
+@click.option(
+    "--trace-processor",
+    "trace_processor",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="trace_processor_shell to use (implies --accelerate; default: "
+    "$NSYS_DUCK_TRACE_PROCESSOR, then PATH).",
+)
+@click.option(
+    "--part",
+    metavar="K",
+    type=click.IntRange(min=1),
+    help="Of a trace split in parts (NAME.part-001.perfetto.json.gz, ...): open part K "
+    "(default: 1).",
+)
+def open_cmd(name, port, once, no_browser, accelerate, trace_processor, part):
+    """Show a converted trace in ui.perfetto.dev, served from this machine.
 
-    main.add_command(open_cmd, "open")
+    NAME is a workspace name, a workspace folder, a .perfetto.json.gz, or a
+    report or export (its workspace's trace). Serves that one file on
+    127.0.0.1, prints the ui.perfetto.dev link that loads it and opens it in
+    a browser when there is a display; serves until Ctrl-C. --accelerate runs
+    trace_processor_shell --httpd on the trace instead: open ui.perfetto.dev
+    and click "YES, use loaded trace". Of a trace split in parts (over
+    --max-json-size), one part at a time: --part K (default 1).
 
-
-_register_open()
+    Example: nsys-duck open model
+    """
+    sys.exit(
+        run_open(
+            name,
+            port=port,
+            once=once,
+            browser=not no_browser,
+            trace_processor=trace_processor,
+            accelerate=accelerate,
+            part=part,
+        )
+    )
 
 
 if __name__ == "__main__":

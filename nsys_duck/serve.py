@@ -22,9 +22,10 @@ Two ways, both on this machine only (127.0.0.1):
   loaded trace in its "Use trace processor native acceleration?" dialog
   ("YES, use loaded trace").
 
-:func:`run_open` is the whole command (the CLI calls it); :class:`TraceServer`
-and :class:`TraceProcessorServer` are the two servers, usable from Python
-(tests drive them). ``python -m nsys_duck.serve NAME`` runs the command.
+:func:`run_open` is the whole command (``nsys-duck open`` in :mod:`cli`
+calls it); :class:`TraceServer` and :class:`TraceProcessorServer` are the
+two servers, usable from Python (tests drive them). ``python -m
+nsys_duck.serve NAME`` runs ``nsys-duck open NAME``.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 import click
 
+from .console import shown
 from .errors import InputError, NsysDuckError
 from .workspace import JSON_SUFFIX, Workspace, kineto_only, locate
 from .writers import human_size
@@ -600,8 +602,7 @@ def run_open(
     err = err or (lambda s: click.echo(s, err=True))
 
     def fail(message: str, status: int = 1) -> int:
-        shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
-        err(f"nsys-duck: {shown}: " + " ".join(message.split()))
+        err(f"nsys-duck: {shown(name)}: " + " ".join(message.split()))
         return status
 
     if not 0 < port < 65536:
@@ -720,71 +721,9 @@ def _run_accelerator(
         tp.stop()
 
 
-# --- python -m nsys_duck.serve (the same command as `nsys-duck open`) ----------
-
-
-@click.command("open")
-@click.argument("name")
-@click.option(
-    "--port",
-    default=DEFAULT_PORT,
-    show_default=True,
-    type=int,
-    help="Port on 127.0.0.1 (ui.perfetto.dev accepts 9001 without a flag).",
-)
-@click.option("--once", is_flag=True, help="Stop after the browser has fetched the trace once.")
-@click.option(
-    "--no-browser",
-    "no_browser",
-    is_flag=True,
-    help="Only print the link (no browser is started anyway without a display).",
-)
-@click.option(
-    "--accelerate",
-    is_flag=True,
-    help="Run trace_processor_shell --httpd on the trace instead, for traces "
-    "too big for the browser.",
-)
-@click.option(
-    "--trace-processor",
-    "trace_processor",
-    metavar="FILE",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="trace_processor_shell to use (implies --accelerate; default: "
-    "$NSYS_DUCK_TRACE_PROCESSOR, then PATH).",
-)
-@click.option(
-    "--part",
-    metavar="K",
-    type=click.IntRange(min=1),
-    help="Of a trace split in parts (NAME.part-001.perfetto.json.gz, ...): open part K "
-    "(default: 1).",
-)
-def open_cmd(name, port, once, no_browser, accelerate, trace_processor, part):
-    """Show a converted trace in ui.perfetto.dev, served from this machine.
-
-    NAME is a workspace name, a workspace folder, a .perfetto.json.gz, or a
-    report or export (its workspace's trace). Serves that one file on
-    127.0.0.1, prints the ui.perfetto.dev link that loads it and opens it in
-    a browser when there is a display; serves until Ctrl-C. --accelerate runs
-    trace_processor_shell --httpd on the trace instead: open ui.perfetto.dev
-    and click "YES, use loaded trace". Of a trace split in parts (over
-    --max-json-size), one part at a time: --part K (default 1).
-
-    Example: nsys-duck open model
-    """
-    sys.exit(
-        run_open(
-            name,
-            port=port,
-            once=once,
-            browser=not no_browser,
-            trace_processor=trace_processor,
-            accelerate=accelerate,
-            part=part,
-        )
-    )
-
+# --- python -m nsys_duck.serve NAME: the same as nsys-duck open NAME ----------
 
 if __name__ == "__main__":
-    open_cmd(prog_name="nsys-duck open")
+    from nsys_duck.cli import main
+
+    main(["open", *sys.argv[1:]], prog_name="nsys-duck")

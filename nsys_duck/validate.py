@@ -795,13 +795,9 @@ def is_kineto_trace(path) -> bool:
     return KINETO_HEAD.match(head) is not None
 
 
-def main(argv: list[str] | None = None) -> None:
-    """``python -m nsys_duck.validate ARGS``: the same as ``nsys-duck validate
-    ARGS`` (exits with its status)."""
-    from .cli import main as cli
-
-    cli(["validate", *(sys.argv[1:] if argv is None else argv)], prog_name="nsys-duck")
-
+# python -m nsys_duck.validate ARGS: the same as nsys-duck validate ARGS
 
 if __name__ == "__main__":
-    main()
+    from nsys_duck.cli import main
+
+    main(["validate", *sys.argv[1:]], prog_name="nsys-duck")

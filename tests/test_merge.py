@@ -20,10 +20,10 @@ import pytest
 
 import multirank
 from conftest import register_trace
-from nsys_duck.cli import print_merge_summary
 from nsys_duck.convert import Options, convert
 from nsys_duck.errors import InputError
 from nsys_duck.merge import MergeOptions, merge
+from nsys_duck.summary import print_merge_summary
 from tests.paths import NEWER, REPORTS
 from tests.test_split import perfetto_counts
 
@@ -496,7 +496,7 @@ def test_rank_labels_come_from_names_that_say_a_rank(tmp_path, capsys):
     """report_3, rank4 and x_r5 say their rank; a trailing year/version
     (flameox_graph_trace_2025_5) does not: those reports keep their names.
     The summary says, per report, how its rank was decided."""
-    from nsys_duck.cli import print_merge_summary
+    from nsys_duck.summary import print_merge_summary
 
     paths = named_copies(tmp_path / "one", ["x_r5", "report_3", "rank4"])
     res = merge("job", paths, root=tmp_path / "ws")

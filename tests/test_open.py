@@ -1,8 +1,8 @@
 """`nsys-duck open` (nsys_duck/serve.py): the trace served to ui.perfetto.dev.
 
 Real servers on free ports of 127.0.0.1, real HTTP requests, the command run
-as a subprocess (``python -m nsys_duck.serve``, the same click command as
-``nsys-duck open``) and stopped with Ctrl-C (SIGINT), and Perfetto's real
+as a subprocess (``python -m nsys_duck.serve``, which runs ``nsys-duck
+open``) and stopped with Ctrl-C (SIGINT), and Perfetto's real
 trace_processor_shell for --accelerate (its /status part is skipped, with
 the reason, when the binary was built without its HTTP server, as the one
 in shared/tools/perfetto is).
@@ -445,12 +445,27 @@ def test_command_errors_are_one_sentence(ws):
     )
 
 
-def test_open_is_a_command_of_nsys_duck():
-    """`nsys-duck open` is this module's command (the tests drive it as
-    `python -m nsys_duck.serve`)."""
+def test_open_is_a_command_of_nsys_duck(monkeypatch):
+    """`nsys-duck open` is a command of nsys_duck/cli.py like the others, and
+    `python -m nsys_duck.serve ARGS` (what these tests run) is that command."""
+    from click.testing import CliRunner
+
     from nsys_duck import cli
 
-    assert cli.main.commands.get("open") is serve.open_cmd
+    assert cli.main.commands.get("open") is cli.open_cmd
+    monkeypatch.setenv("COLUMNS", "80")  # click's help: 78 columns wide
+    via_cli = CliRunner().invoke(
+        cli.main, ["open", "--help"], prog_name="nsys-duck", terminal_width=78
+    )
+    via_serve = subprocess.run(
+        [sys.executable, "-m", "nsys_duck.serve", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert via_cli.exit_code == 0 and via_serve.returncode == 0, via_serve.stderr
+    assert via_serve.stdout == via_cli.output
+    assert via_serve.stdout.startswith("Usage: nsys-duck open [OPTIONS] NAME")
 
 
 # --- trace_processor_shell --httpd --------------------------------------------------

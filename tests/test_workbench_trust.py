@@ -316,6 +316,26 @@ def test_sql_prompt_is_the_duckdb_cli(converted_cufcm, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_sql_prompt_without_the_duckdb_cli_says_how_to_get_it(monkeypatch, tmp_path):
+    """No DuckDB CLI (1.4 or newer) beside Python or on PATH: one sentence on
+    how to get one, exit status 2 (a usage error), before any workspace is
+    opened or built."""
+    from click.testing import CliRunner
+
+    from nsys_duck import cli, sqlrun
+
+    monkeypatch.setattr(sqlrun, "duckdb_cli", lambda: None)
+    monkeypatch.setenv("NSYS_WORKSPACE_ROOT", str(tmp_path))
+    res = CliRunner().invoke(cli.main, ["sql", "no_such_workspace"])
+    assert res.exit_code == 2, res.output
+    assert res.stdout == ""
+    assert res.stderr == (
+        "nsys-duck: the interactive prompt is the DuckDB CLI (1.4 or newer), which is not "
+        "installed beside this Python or on PATH: install it with pip install duckdb-cli, "
+        "or give the query with -c SQL\n"
+    )
+
+
 def test_sql_errors_are_one_sentence(converted_cufcm):
     tmp = converted_cufcm
     bad = run_cli(tmp, "sql", "cufcm_memset", "-c", "SELECT * FROM no_such_view")
