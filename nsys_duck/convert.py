@@ -664,36 +664,15 @@ def _convert_locked(
             too_new = export_info.pop("_not_in_schema")
             notes.filled_columns = [c for c in notes.filled_columns if c not in too_new]
             step.now = "saving NAME.duckdb"
-            progress("saving the SQL database" if opts.database else "closing", None)
-            with timed(timings, "save NAME.duckdb" if opts.database else "close DuckDB"):
-                if opts.database:
-                    database.keep_export_tables(con)
-                con.close()  # checkpoints NAME.duckdb (when the run is in it)
-                con = None
-                if opts.database:
-                    out.add(ws.database, db_tmp)
+            _close_database(con, opts, ws, out, db_tmp, progress)
+            con = None
         out.summary += _notes_summary(notes)
         try:
             outputs.validate_edited_json(out, files, spec, progress, watch)
         except OSError as exc:
             raise os_failure(exc, ws) from None
         checked = out.checked
-
-        def write_manifest(published: list[Path]) -> None:
-            conversion = {
-                "at": manifest.now(),
-                "nsys_duck_version": __version__,
-                "duckdb_version": duckdb.__version__,
-                "options": recorded_options(
-                    opts,
-                    validated=checked is not None,
-                    checks=[c.view for c in checked.checks] if checked else [],
-                    file_validated=out.file_validated,
-                ),
-                "files": {str(f.relative_to(ws.dir)): f.stat().st_size for f in published},
-            }
-            manifest.write(ws.dir, dict(record, conversion=conversion))
-
+        write_manifest = _manifest_writer(opts, ws, out, record)
         published = outputs.publish(out, ws, write_manifest)
         tmp_files.clear()
         return Result(
@@ -726,6 +705,43 @@ def _convert_locked(
         if out is not None:
             shutil.rmtree(out.kineto_tmp, ignore_errors=True)
         shutil.rmtree(spill, ignore_errors=True)
+
+
+def _close_database(con, opts: Options, ws: Workspace, out, db_tmp, progress: Progress) -> None:
+    """Close the run's DuckDB; with ``opts.database`` it is NAME.duckdb
+    (the export's tables kept, checkpointed), published with the rest."""
+    progress("saving the SQL database" if opts.database else "closing", None)
+    with timed(out.timings, "save NAME.duckdb" if opts.database else "close DuckDB"):
+        if opts.database:
+            database.keep_export_tables(con)
+        con.close()  # checkpoints NAME.duckdb (when the run is in it)
+        if opts.database:
+            out.add(ws.database, db_tmp)
+
+
+def _manifest_writer(opts: Options, ws: Workspace, out, record: dict):
+    """The manifest of the finished conversion, written by
+    :func:`outputs.publish` once every file is in place: ``record`` (the
+    source and export) and the conversion (when, versions, options as
+    :func:`recorded_options` records them, each file's size in bytes)."""
+    checked = out.checked
+
+    def write_manifest(published: list[Path]) -> None:
+        conversion = {
+            "at": manifest.now(),
+            "nsys_duck_version": __version__,
+            "duckdb_version": duckdb.__version__,
+            "options": recorded_options(
+                opts,
+                validated=checked is not None,
+                checks=[c.view for c in checked.checks] if checked else [],
+                file_validated=out.file_validated,
+            ),
+            "files": {str(f.relative_to(ws.dir)): f.stat().st_size for f in published},
+        }
+        manifest.write(ws.dir, dict(record, conversion=conversion))
+
+    return write_manifest
 
 
 def read_export_info(con: duckdb.DuckDBPyConnection) -> dict:
