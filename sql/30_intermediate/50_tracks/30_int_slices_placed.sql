@@ -25,16 +25,5 @@ LEFT JOIN int_slice_lanes AS l ON l.slice_id = s.slice_id
 LEFT JOIN int_slice_levels AS v ON v.slice_id = s.slice_id;
 
 COMMENT ON VIEW int_slices_placed IS 'Every slice of int_slices with its lane and its continuation level (int_tracks and the check_* views read it).';
-COMMENT ON COLUMN int_slices_placed.home_id IS 'The home (int_homes.home_id): the device id, or -1 - proc_key for a host process.';
-COMMENT ON COLUMN int_slices_placed.proc_key IS 'Process key globalPid/globalTid >> 24 (PID, VM and hardware id): the scope of correlationId.';
-COMMENT ON COLUMN int_slices_placed.op_id IS 'GPU operation id (int_gpu_ops.op_id).';
-COMMENT ON COLUMN int_slices_placed.call_id IS 'API call id (int_runtime_calls.call_id).';
-COMMENT ON COLUMN int_slices_placed.nvtx_id IS 'NVTX row id (stg_nvtx_events.nvtx_id).';
-COMMENT ON COLUMN int_slices_placed.device_id IS 'CUDA device id.';
-COMMENT ON COLUMN int_slices_placed.bytes IS 'Bytes copied or set.';
-COMMENT ON COLUMN int_slices_placed.args_json IS 'JSON args object text (NULL on GPU and API slices: built at output).';
-COMMENT ON COLUMN int_slices_placed.api_full_name IS 'API name as exported (with its CUPTI callback version, e.g. cudaLaunchKernel_v7000).';
-COMMENT ON COLUMN int_slices_placed.event_class IS 'CUPTI eventClass: 0 runtime, 1 driver.';
-COMMENT ON COLUMN int_slices_placed.return_value IS 'API slices: returnValue (cudaError_t / CUresult; nonzero = failed), args.returnValue.';
 COMMENT ON COLUMN int_slices_placed.lane IS 'Lane of the track (1 = the track itself, 2.. = ''NAME #2''...).';
 COMMENT ON COLUMN int_slices_placed.level IS 'Continuation level (0 = the track itself; k >= 1 = the track for stack depths 500k+1..500(k+1)).';

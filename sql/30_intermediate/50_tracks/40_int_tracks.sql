@@ -53,6 +53,8 @@ JOIN int_homes AS h ON h.home_id = t.home_id;
 ALTER TABLE int_tracks DROP COLUMN _collision_check;
 
 COMMENT ON TABLE int_tracks IS 'One row per Perfetto thread track (base track x lane x continuation level) with its name, sort position and JSON tid.';
+COMMENT ON COLUMN int_tracks.home_id IS 'The home (int_homes.home_id): the device id, or -1 - proc_key for a host process.';
+COMMENT ON COLUMN int_tracks.proc_key IS 'Process key globalPid/globalTid >> 24 (PID, VM and hardware id): the scope of correlationId.';
 COMMENT ON COLUMN int_tracks.json_tid IS 'JSON tid of the track (1..N in sort order, unique in the trace).';
 COMMENT ON COLUMN int_tracks.json_pid IS 'JSON pid of the track''s home.';
 COMMENT ON COLUMN int_tracks.track_key IS '64-bit hash of the base track identity.';

@@ -12,4 +12,3 @@ JOIN int_tracks AS t
     ON t.track_key = s.track_key AND t.lane = s.lane AND t.level = s.level;
 
 COMMENT ON VIEW int_slices_on_tracks IS 'Every slice with the JSON pid, tid and full track name of the track it is drawn on.';
-COMMENT ON COLUMN int_slices_on_tracks.json_pid IS 'JSON pid of the home (1..N in sort order).';
