@@ -6,6 +6,7 @@
 -- missing column is reported); versions compare as integer lists
 -- (3.17.2 < 3.23.3). nsys_duck/convert.py leaves these columns out of the
 -- summary line "export columns missing (read as NULL)".
+-- Column comments from: nsys_column_versions.
 
 CREATE OR REPLACE VIEW stg_columns_not_in_schema AS
 SELECT v.table_name, v.column_name, v.since_schema
@@ -16,5 +17,3 @@ WHERE TRY_CAST(string_split(x.schema_version, '.') AS INTEGER[])
 
 COMMENT ON VIEW stg_columns_not_in_schema IS 'Stand-in columns that the export''s schema is too old to have (nsys_column_versions), so their absence is expected.';
 COMMENT ON COLUMN stg_columns_not_in_schema.table_name IS 'Nsight table of the stand-in column.';
-COMMENT ON COLUMN stg_columns_not_in_schema.column_name IS 'Column name.';
-COMMENT ON COLUMN stg_columns_not_in_schema.since_schema IS 'Export schema version that added the column.';

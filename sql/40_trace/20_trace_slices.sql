@@ -39,6 +39,7 @@
 --   stream_id BIGINT, correlation_id BIGINT, copy_kind VARCHAR, bytes BIGINT,
 --   nvtx_id BIGINT, ph VARCHAR, nvtx_ids BIGINT[], nvtx_names VARCHAR[],
 --   demangled_name VARCHAR, is_primary BOOLEAN
+-- Column comments from: int_slices_on_tracks.
 
 CREATE OR REPLACE VIEW trace_slices AS
 SELECT
@@ -93,18 +94,14 @@ COMMENT ON COLUMN trace_slices.end_ns IS 'End, absolute ns (= start_ns for insta
 COMMENT ON COLUMN trace_slices.dur_ns IS 'end_ns - start_ns.';
 COMMENT ON COLUMN trace_slices.pid IS 'JSON pid (the home).';
 COMMENT ON COLUMN trace_slices.tid IS 'JSON tid (the track; for ph b the NVTX Thread track named in the JSON).';
-COMMENT ON COLUMN trace_slices.track_name IS 'Full track name (thread_name metadata of the JSON).';
 COMMENT ON COLUMN trace_slices.cat IS 'JSON cat: kernel, kernel_core, memcpy, memcpy_pcie, memcpy_d2d, memset, cuda_graph, cuda_graph_core, gpu_sync, cuda_event, cuda_api, cuda_sync, nvtx, nvtx_kernel; CPU side: osrt, cudnn, cublas, thread_state.';
 COMMENT ON COLUMN trace_slices.name IS 'Name drawn (kernel short name, API name, NVTX message...).';
 COMMENT ON COLUMN trace_slices.device_id IS 'Device of GPU and device-projected slices; NULL on CPU rows.';
-COMMENT ON COLUMN trace_slices.os_pid IS 'OS process id.';
-COMMENT ON COLUMN trace_slices.os_tid IS 'OS thread id.';
 COMMENT ON COLUMN trace_slices.context_id IS 'CUDA context of GPU rows.';
 COMMENT ON COLUMN trace_slices.stream_id IS 'CUDA stream of GPU rows.';
 COMMENT ON COLUMN trace_slices.correlation_id IS 'CUPTI correlationId of GPU, API and sync rows.';
 COMMENT ON COLUMN trace_slices.copy_kind IS 'memcpy rows: the copy kind label.';
 COMMENT ON COLUMN trace_slices.bytes IS 'memcpy/memset rows: bytes.';
 COMMENT ON COLUMN trace_slices.nvtx_id IS 'nvtx / nvtx_kernel rows: the NVTX row id.';
-COMMENT ON COLUMN trace_slices.ph IS 'JSON phase: X complete, B begin/end pair, b async begin/end pair, i instant.';
 COMMENT ON COLUMN trace_slices.nvtx_ids IS 'As-executed GPU operation rows: the owning NVTX ranges'' nvtx_id, outer -> inner ([] when none); NULL elsewhere.';
 COMMENT ON COLUMN trace_slices.nvtx_names IS 'As-executed GPU operation rows: the owning NVTX ranges'' names, outer -> inner ([] when none); NULL elsewhere.';

@@ -10,6 +10,7 @@
 -- order). Without --window and --devices, every event (also one whose
 -- pid is no home: the checks, not this view, judge the events).
 -- Role: writer-input
+-- Column comments from: trace_events_stacks.
 
 CREATE OR REPLACE VIEW trace_events_selected AS
 WITH events AS (
@@ -44,15 +45,6 @@ WHERE ((SELECT devices IS NULL FROM trace_selection)
             e.part_ns_other + 1)));
 
 COMMENT ON VIEW trace_events_selected IS 'The events of trace_events_body and trace_events_stacks that trace_selection (--window, --devices) keeps, with their sort keys.';
-COMMENT ON COLUMN trace_events_selected.event_json IS 'One JSON event object (text).';
 COMMENT ON COLUMN trace_events_selected.ph IS 'The event''s Chrome Trace ph.';
-COMMENT ON COLUMN trace_events_selected.part_ns IS 'Start of the slice the event belongs to (UTC-epoch ns); NULL for metadata.';
-COMMENT ON COLUMN trace_events_selected.part_ns_other IS 'For a flow, the start of its GPU slice; otherwise part_ns.';
-COMMENT ON COLUMN trace_events_selected.pid IS 'JSON pid of the event.';
-COMMENT ON COLUMN trace_events_selected.pid_other IS 'For a flow, the JSON pid of its ''f'' end; otherwise pid.';
 COMMENT ON COLUMN trace_events_selected.is_stacked IS 'TRUE for B/E and async b/e events (written in sort-key order).';
 COMMENT ON COLUMN trace_events_selected.order_tid IS 'Sort key 1 of stacked events: JSON tid.';
-COMMENT ON COLUMN trace_events_selected.order_ns IS 'Sort key 2: event time, UTC-epoch ns.';
-COMMENT ON COLUMN trace_events_selected.order_phase IS 'Sort key 3: 0 E, 1 B, 2 b, 3 e.';
-COMMENT ON COLUMN trace_events_selected.order_span IS 'Sort key 4.';
-COMMENT ON COLUMN trace_events_selected.order_seq IS 'Sort key 5.';

@@ -28,6 +28,7 @@
 -- Python reads: WHERE NOT is_stacked AND ph = 'f'
 -- Python reads: WHERE NOT is_stacked AND (ph IS NULL OR ph NOT IN ('X', 's', 'f'))
 -- Python reads: WHERE is_stacked ORDER BY order_tid, order_ns, order_phase, order_span, order_seq
+-- Column comments from: trace_events_selected.
 
 CREATE OR REPLACE VIEW trace_events_parted AS
 WITH located AS (
@@ -47,11 +48,4 @@ WHERE part IS NOT DISTINCT FROM part_other;
 
 COMMENT ON VIEW trace_events_parted IS 'The events of the JSON trace (trace_events_selected) with the part of a split trace each is written in (NULL: metadata, in every part); flows across two parts are left out.';
 COMMENT ON COLUMN trace_events_parted.part IS 'Part number (trace_parts.part) whose window holds the start of the event''s slice; NULL for metadata (written in every part).';
-COMMENT ON COLUMN trace_events_parted.event_json IS 'One JSON event object (text).';
 COMMENT ON COLUMN trace_events_parted.ph IS 'The event''s Chrome Trace ph: the writer reads the unordered events one kind at a time (X slices, flows, the rest), so one query never holds the hash tables of every kind at once.';
-COMMENT ON COLUMN trace_events_parted.is_stacked IS 'TRUE for B/E and async b/e events (written in sort-key order).';
-COMMENT ON COLUMN trace_events_parted.order_tid IS 'Sort key 1 of stacked events: JSON tid.';
-COMMENT ON COLUMN trace_events_parted.order_ns IS 'Sort key 2: event time, UTC-epoch ns.';
-COMMENT ON COLUMN trace_events_parted.order_phase IS 'Sort key 3: 0 E, 1 B, 2 b, 3 e.';
-COMMENT ON COLUMN trace_events_parted.order_span IS 'Sort key 4.';
-COMMENT ON COLUMN trace_events_parted.order_seq IS 'Sort key 5.';

@@ -11,6 +11,7 @@
 -- by --devices), as trace_events_selected keeps them; last_start_ns is the
 -- latest slice start of the whole trace (with first_ns, for the warning:
 -- where a window could have found slices).
+-- Column comments from: trace_selection.
 
 CREATE OR REPLACE VIEW trace_window AS
 WITH span AS (
@@ -36,7 +37,6 @@ WHERE sel.window_start_ns IS NOT NULL OR sel.window_end_ns IS NOT NULL;
 
 COMMENT ON VIEW trace_window IS 'What --window selects (one row with --window, none without): the window in UTC-epoch ns and after the first event, and the slices it holds.';
 COMMENT ON COLUMN trace_window.window_start_ns IS 'Window start, UTC-epoch ns (trace_selection); NULL: open.';
-COMMENT ON COLUMN trace_window.window_end_ns IS 'Window end (exclusive), UTC-epoch ns; NULL: open.';
 COMMENT ON COLUMN trace_window.start_after_first_ns IS 'Window start in ns after the trace''s first event (trace_base.first_ns); NULL: open.';
 COMMENT ON COLUMN trace_window.end_after_first_ns IS 'Window end in ns after the first event; NULL: open.';
 COMMENT ON COLUMN trace_window.first_ns IS 'The trace''s first event, UTC-epoch ns (trace_base.first_ns): the origin of --window.';

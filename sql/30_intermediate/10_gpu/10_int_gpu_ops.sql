@@ -23,6 +23,7 @@
 -- executed shared memory, grid_id) and the memory kinds of copies
 -- (src_kind, dst_kind, peer device ids) and memsets (mem_kind) are the
 -- staging views' columns, NULL on the other kinds of operation.
+-- Column comments from: stg_graph_executions, stg_kernels, stg_memcpys.
 
 CREATE OR REPLACE TABLE int_gpu_ops AS
 WITH ops AS (
@@ -88,36 +89,14 @@ FROM (
 COMMENT ON TABLE int_gpu_ops IS 'Every kernel, memcpy, memset and CUDA graph execution in one table, with a stable op_id, the columns every later stage needs, and the raw values of its args object (the text is built at output: 60_int_gpu_op_args.sql).';
 COMMENT ON COLUMN int_gpu_ops.op_id IS 'GPU operation id (int_gpu_ops.op_id).';
 COMMENT ON COLUMN int_gpu_ops.cat IS 'Operation as executed: kernel, memcpy, memset, cuda_graph (gpu_activity_kinds.op_cat).';
-COMMENT ON COLUMN int_gpu_ops.start_ns IS 'Start, UTC-epoch ns (Nsight''s clock).';
-COMMENT ON COLUMN int_gpu_ops.end_ns IS 'End, UTC-epoch ns (>= start_ns).';
 COMMENT ON COLUMN int_gpu_ops.device_id IS 'CUDA device id (>= 0).';
-COMMENT ON COLUMN int_gpu_ops.context_id IS 'CUDA context id (NULL read as 0).';
-COMMENT ON COLUMN int_gpu_ops.stream_id IS 'CUDA stream id (NULL read as 0).';
-COMMENT ON COLUMN int_gpu_ops.correlation_id IS 'CUPTI correlationId: links API calls and GPU rows within one process (proc_key).';
-COMMENT ON COLUMN int_gpu_ops.proc_key IS 'Process key globalPid/globalTid >> 24 (PID, VM and hardware id): the scope of correlationId.';
-COMMENT ON COLUMN int_gpu_ops.os_pid IS 'OS process id.';
 COMMENT ON COLUMN int_gpu_ops.name IS 'Slice name: the kernel''s short name, ''[CUDA memcpy KIND]'' (with the batch size when copyCount > 1), ''[CUDA memset]'', ''CUDA graph ID''.';
 COMMENT ON COLUMN int_gpu_ops.projection IS 'track_class of the operation''s device-level copy: core, pcie, d2d; NULL when it has none.';
 COMMENT ON COLUMN int_gpu_ops.is_unified_migration IS 'A unified-memory copy kind with no stream, context or correlationId: drawn on the Unified Memory track.';
-COMMENT ON COLUMN int_gpu_ops.copy_kind IS 'CUPTI copyKind code (copy_kinds.copy_kind).';
 COMMENT ON COLUMN int_gpu_ops.copy_kind_label IS 'Copy kind label (ENUM_CUDA_MEMCPY_OPER, else copy_kinds.label).';
 COMMENT ON COLUMN int_gpu_ops.bytes IS 'Bytes copied or set.';
 COMMENT ON COLUMN int_gpu_ops.copy_count IS 'copyCount (schema 3.17.2+): copies the row stands for (> 1: a batch); NULL when not exported.';
 COMMENT ON COLUMN int_gpu_ops.demangled_name IS 'Demangled kernel name (CUPTI demangledName via StringIds, else the short name).';
-COMMENT ON COLUMN int_gpu_ops.grid_x IS 'Grid size, x.';
-COMMENT ON COLUMN int_gpu_ops.grid_y IS 'Grid size, y.';
-COMMENT ON COLUMN int_gpu_ops.grid_z IS 'Grid size, z.';
-COMMENT ON COLUMN int_gpu_ops.block_x IS 'Block size, x.';
-COMMENT ON COLUMN int_gpu_ops.block_y IS 'Block size, y.';
-COMMENT ON COLUMN int_gpu_ops.block_z IS 'Block size, z.';
-COMMENT ON COLUMN int_gpu_ops.registers_per_thread IS 'Registers per thread.';
-COMMENT ON COLUMN int_gpu_ops.static_shared_memory IS 'Static shared memory per block, bytes.';
-COMMENT ON COLUMN int_gpu_ops.dynamic_shared_memory IS 'Dynamic shared memory per block, bytes.';
-COMMENT ON COLUMN int_gpu_ops.graph_node_id IS 'CUDA graph node id (NULL: not launched from a graph).';
-COMMENT ON COLUMN int_gpu_ops.graph_id IS 'CUDA graph id (NULL: none or not exported).';
-COMMENT ON COLUMN int_gpu_ops.graph_exec_id IS 'CUDA graph executable id (graphExecId).';
-COMMENT ON COLUMN int_gpu_ops.green_context_id IS 'Green context id (NULL: none).';
-COMMENT ON COLUMN int_gpu_ops.cluster_dims IS 'Thread-block-cluster dimensions [x, y, z] of a cluster launch; NULL otherwise.';
 COMMENT ON COLUMN int_gpu_ops.memset_value IS 'Byte value a memset writes.';
 COMMENT ON COLUMN int_gpu_ops.projected_cat IS 'JSON cat of that copy (gpu_activity_kinds.slice_cat): kernel_core, cuda_graph_core, memcpy_pcie, memcpy_d2d.';
 COMMENT ON COLUMN int_gpu_ops.launch_type IS 'Kernels: launchType''s ENUM_CUDA_KERNEL_LAUNCH_TYPE label (Regular, ...), else the code as text.';

@@ -17,6 +17,7 @@
 -- copies); an operation links at most one call (int_runtime_links). Every
 -- column of stg_runtime_calls is kept (return_value: args.returnValue of
 -- the API slice).
+-- Column comments from: stg_runtime_calls.
 
 CREATE OR REPLACE TABLE int_runtime_calls AS
 WITH calls AS (
@@ -44,19 +45,7 @@ FROM calls;
 
 COMMENT ON TABLE int_runtime_calls IS 'The CUDA runtime and driver API calls the trace draws (every call of stg_runtime_calls), each with a call_id and its cat.';
 COMMENT ON COLUMN int_runtime_calls.call_id IS 'API call id (int_runtime_calls.call_id).';
-COMMENT ON COLUMN int_runtime_calls.start_ns IS 'Start, UTC-epoch ns (Nsight''s clock).';
-COMMENT ON COLUMN int_runtime_calls.end_ns IS 'End, UTC-epoch ns (>= start_ns).';
-COMMENT ON COLUMN int_runtime_calls.event_class IS 'CUPTI eventClass: 0 runtime, 1 driver.';
-COMMENT ON COLUMN int_runtime_calls.global_tid IS 'Nsight globalTid of the thread.';
-COMMENT ON COLUMN int_runtime_calls.proc_key IS 'Process key globalPid/globalTid >> 24 (PID, VM and hardware id): the scope of correlationId.';
-COMMENT ON COLUMN int_runtime_calls.os_pid IS 'OS process id.';
-COMMENT ON COLUMN int_runtime_calls.os_tid IS 'OS thread id.';
-COMMENT ON COLUMN int_runtime_calls.correlation_id IS 'CUPTI correlationId (0 read as NULL: never links).';
-COMMENT ON COLUMN int_runtime_calls.api_full_name IS 'API name as exported (with its CUPTI callback version, e.g. cudaLaunchKernel_v7000).';
-COMMENT ON COLUMN int_runtime_calls.api_name IS 'API name without the CUPTI callback version (a driver''s real _v2 kept): the name drawn.';
-COMMENT ON COLUMN int_runtime_calls.api_base IS 'api_name without _ptsz/_ptds: the name sync_apis lists.';
 COMMENT ON COLUMN int_runtime_calls.is_sync IS 'A synchronization call by its name (api_base in sync_apis): cat cuda_sync unless it launched GPU work.';
-COMMENT ON COLUMN int_runtime_calls.return_value IS 'returnValue: cudaError_t (runtime) or CUresult (driver); 0 success, nonzero a failed call; NULL when not exported.';
 COMMENT ON COLUMN int_runtime_calls.launched_gpu_work IS 'A GPU operation (int_gpu_ops) carries the call''s (proc_key, correlation_id): a launch or copy, linked by int_runtime_links.';
 COMMENT ON COLUMN int_runtime_calls.has_gpu_sync IS 'The call has a GPU-side synchronization record (stg_gpu_syncs).';
 COMMENT ON COLUMN int_runtime_calls.cat IS 'cuda_sync (a synchronization call without GPU work) or cuda_api (every other call: launches, copies, allocations, stream, event and graph calls).';

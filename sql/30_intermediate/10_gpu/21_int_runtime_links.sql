@@ -5,6 +5,7 @@
 -- launched GPU work (int_runtime_calls.launched_gpu_work; all of cat
 -- 'cuda_api'). One call may link several operations (CUDA graphs, staged
 -- copies); an operation links at most one call.
+-- Column comments from: int_gpu_ops, int_runtime_calls.
 
 CREATE OR REPLACE TABLE int_runtime_links AS
 SELECT
@@ -26,8 +27,6 @@ QUALIFY row_number() OVER (
 ) = 1;
 
 COMMENT ON TABLE int_runtime_links IS 'One row per (API call, GPU operation it launched).';
-COMMENT ON COLUMN int_runtime_links.call_id IS 'API call id (int_runtime_calls.call_id).';
-COMMENT ON COLUMN int_runtime_links.op_id IS 'GPU operation id (int_gpu_ops.op_id).';
 COMMENT ON COLUMN int_runtime_links.op_cat IS 'int_gpu_ops.cat of the operation.';
 COMMENT ON COLUMN int_runtime_links.device_id IS 'Device of the operation.';
 COMMENT ON COLUMN int_runtime_links.projection IS 'int_gpu_ops.projection of the operation.';

@@ -14,6 +14,7 @@
 -- a thread's first event or after its last: the capture does not say.
 -- Invariants: per thread the states are disjoint and contiguous
 -- (end_ns = the next state's start_ns).
+-- Column comments from: stg_sched_events.
 
 CREATE OR REPLACE TABLE int_thread_states AS
 SELECT * FROM (
@@ -31,10 +32,7 @@ SELECT * FROM (
 WHERE end_ns IS NOT NULL;
 
 COMMENT ON TABLE int_thread_states IS 'What each CPU thread was doing between two of its scheduling events (SCHED_EVENTS): Running on a CPU, or Not running.';
-COMMENT ON COLUMN int_thread_states.global_tid IS 'Nsight globalTid of the thread.';
 COMMENT ON COLUMN int_thread_states.proc_key IS 'Process key globalTid >> 24.';
-COMMENT ON COLUMN int_thread_states.os_pid IS 'OS process id.';
-COMMENT ON COLUMN int_thread_states.os_tid IS 'OS thread id.';
 COMMENT ON COLUMN int_thread_states.state IS 'Running or Not running (the slice name).';
 COMMENT ON COLUMN int_thread_states.is_running IS 'TRUE for Running (begun by a sched-in).';
 COMMENT ON COLUMN int_thread_states.cpu IS 'Running: the CPU the thread runs on; Not running: the CPU it left.';

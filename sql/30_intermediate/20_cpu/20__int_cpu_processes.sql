@@ -9,6 +9,7 @@
 -- it has OS runtime / cuDNN / cuBLAS calls or thread states (drawn once,
 -- under its own host process; output-contract.md, Tracks). Thread states,
 -- not scheduling events: a thread with one event has no state to draw.
+-- Column comments from: int_runtime_calls.
 
 CREATE OR REPLACE TABLE _int_cpu_processes AS
 SELECT
@@ -28,7 +29,5 @@ FROM (
 GROUP BY proc_key;
 
 COMMENT ON TABLE _int_cpu_processes IS 'The profiled processes with CPU rows, one row per proc_key, and which side of the trace they have rows on (private helper of int_homes and _int_cpu_homes).';
-COMMENT ON COLUMN _int_cpu_processes.proc_key IS 'Process key globalPid/globalTid >> 24 (PID, VM and hardware id): the scope of correlationId.';
-COMMENT ON COLUMN _int_cpu_processes.os_pid IS 'OS process id.';
 COMMENT ON COLUMN _int_cpu_processes.has_seed_rows IS 'TRUE when the process has CUDA API calls or NVTX rows (drawn under devices).';
 COMMENT ON COLUMN _int_cpu_processes.has_host_rows IS 'TRUE when the process has OS runtime / cuDNN / cuBLAS calls or thread states (drawn under its host process).';

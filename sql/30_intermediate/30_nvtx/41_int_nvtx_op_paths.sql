@@ -7,6 +7,7 @@
 -- Invariants: one row per owned op_id; the lists of its launch call: from
 -- _int_nvtx_call_paths when the call has pair owners, else the chain of its
 -- innermost owner.
+-- Column comments from: int_runtime_links.
 
 CREATE OR REPLACE VIEW int_nvtx_op_paths AS
 SELECT link.op_id,
@@ -19,6 +20,5 @@ LEFT JOIN _int_nvtx_owner_paths AS op ON op.nvtx_id = ci.nvtx_id
 WHERE cp.call_id IS NOT NULL OR op.nvtx_id IS NOT NULL;
 
 COMMENT ON VIEW int_nvtx_op_paths IS 'Per GPU operation owned by some NVTX range, the owning ranges'' ids and names, outer -> inner (trace_slices.nvtx_ids/nvtx_names, args.nvtxRanges).';
-COMMENT ON COLUMN int_nvtx_op_paths.op_id IS 'GPU operation id (int_gpu_ops.op_id).';
 COMMENT ON COLUMN int_nvtx_op_paths.nvtx_ids IS 'Owning NVTX ranges'' nvtx_id, outer -> inner.';
 COMMENT ON COLUMN int_nvtx_op_paths.nvtx_names IS 'Owning NVTX ranges'' messages, outer -> inner.';

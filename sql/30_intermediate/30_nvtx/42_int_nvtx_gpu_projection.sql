@@ -10,6 +10,7 @@
 -- calls (Nsight's NumGPUOps, a graph launch counts once). Ranges without
 -- owned GPU work have no row. An unclosed range ends at the capture end of
 -- stg_nvtx_events (Nsight: the largest range timestamp).
+-- Column comments from: int_nvtx_ranges.
 
 -- How: on a thread whose ranges nest, the tree-decided calls a range owns
 -- are those starting inside it (an inner range's calls are its parents'
@@ -122,21 +123,11 @@ FROM per_device AS p
 JOIN int_nvtx_ranges AS r ON r.nvtx_id = p.nvtx_id;
 
 COMMENT ON TABLE int_nvtx_gpu_projection IS 'NVTX ranges projected onto the GPU (the "NVTX Kernel" tracks): one row per (range, device) with owned GPU work.';
-COMMENT ON COLUMN int_nvtx_gpu_projection.nvtx_id IS 'NVTX row id (stg_nvtx_events.nvtx_id).';
 COMMENT ON COLUMN int_nvtx_gpu_projection.device_id IS 'Device the owned GPU work ran on.';
-COMMENT ON COLUMN int_nvtx_gpu_projection.proc_key IS 'Process key globalPid/globalTid >> 24 (PID, VM and hardware id): the scope of correlationId.';
-COMMENT ON COLUMN int_nvtx_gpu_projection.os_pid IS 'OS process id.';
-COMMENT ON COLUMN int_nvtx_gpu_projection.os_tid IS 'OS thread id.';
-COMMENT ON COLUMN int_nvtx_gpu_projection.global_tid IS 'Nsight globalTid of the thread.';
-COMMENT ON COLUMN int_nvtx_gpu_projection.message IS 'NVTX message (StringIds via textId, else text; ''[unnamed]'' when empty).';
-COMMENT ON COLUMN int_nvtx_gpu_projection.domain_name IS 'NVTX domain name (''default'' for domain 0).';
 COMMENT ON COLUMN int_nvtx_gpu_projection.start_ns IS 'Start of the first owned GPU operation on the device, UTC-epoch ns.';
 COMMENT ON COLUMN int_nvtx_gpu_projection.end_ns IS 'End of the last owned GPU operation on the device, UTC-epoch ns.';
 COMMENT ON COLUMN int_nvtx_gpu_projection.gpu_op_count IS 'Owned GPU operations on the device.';
 COMMENT ON COLUMN int_nvtx_gpu_projection.launch_count IS 'Distinct owned launching calls (Nsight''s NumGPUOps: a graph launch counts once).';
-COMMENT ON COLUMN int_nvtx_gpu_projection.event_type IS 'NVTX_EVENTS.eventType (nvtx_event_types).';
-COMMENT ON COLUMN int_nvtx_gpu_projection.range_kind IS 'push_pop or start_end (nvtx_event_types.range_kind).';
-COMMENT ON COLUMN int_nvtx_gpu_projection.ownership IS 'Ownership rule used: thread (calls on the range''s thread it contains) or process (also calls of other threads of the process starting inside it).';
 COMMENT ON COLUMN int_nvtx_gpu_projection.range_start_ns IS 'The range''s own (CPU) start, UTC-epoch ns.';
 COMMENT ON COLUMN int_nvtx_gpu_projection.range_end_ns IS 'The range''s own (CPU) end, UTC-epoch ns.';
 COMMENT ON COLUMN int_nvtx_gpu_projection.path_order IS 'CPU order of the range (start, longer first, nvtx_id): tie-break of equal projections.';

@@ -28,6 +28,7 @@
 -- table, built once: as a view, the JSON writer's X slices joined it while
 -- its NVTX path joins held their own hash tables, and the 16M-NVTX input
 -- ran out of memory at 2GB there; the writer now joins stored text.
+-- Column comments from: int_gpu_ops.
 
 CREATE OR REPLACE TABLE int_gpu_op_args AS
 WITH heads AS (
@@ -113,5 +114,4 @@ FROM base
 LEFT JOIN int_nvtx_op_paths AS path ON path.op_id = base.op_id;
 
 COMMENT ON TABLE int_gpu_op_args IS 'The JSON args object of each GPU operation, shared by its as-executed slice and its Core/PCIe/D2D copy.';
-COMMENT ON COLUMN int_gpu_op_args.op_id IS 'GPU operation id (int_gpu_ops.op_id).';
 COMMENT ON COLUMN int_gpu_op_args.args_json IS 'JSON args object of the operation (both of its slices), with nvtxRanges last when NVTX ranges own it.';

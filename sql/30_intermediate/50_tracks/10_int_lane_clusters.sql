@@ -42,6 +42,7 @@
 -- before this file's second statement.
 -- Role: lanes-input (the lanes hook's rows, nsys_duck/lanes.py)
 -- Python reads: ORDER BY track_no, start_ns, lane_end_ns DESC, seq, slice_id
+-- Column comments from: int_slices.
 
 -- int_lane_clusters: slices that share an overlap cluster with another
 -- slice of the same base track; int_slice_lanes: the lane of each slice
@@ -129,10 +130,6 @@ QUALIFY count(*) OVER (
     PARTITION BY track_key, cluster_no) > 1;
 
 COMMENT ON VIEW int_lane_clusters IS 'The slices that share an overlap cluster with another slice of the same base track: the only ones the lanes hook (nsys_duck/lanes.py) has to place.';
-COMMENT ON COLUMN int_lane_clusters.slice_id IS 'Slice id (int_slices.slice_id), unique in the trace.';
 COMMENT ON COLUMN int_lane_clusters.track_no IS 'The slice''s track_key.';
-COMMENT ON COLUMN int_lane_clusters.start_ns IS 'Start, UTC-epoch ns (Nsight''s clock).';
-COMMENT ON COLUMN int_lane_clusters.end_ns IS 'End, UTC-epoch ns (>= start_ns).';
 COMMENT ON COLUMN int_lane_clusters.lane_end_ns IS 'End of the interval the slice occupies in its lane: end_ns, on disjoint tracks at least start_ns + 1 (a 0-ns slice occupies its ns).';
-COMMENT ON COLUMN int_lane_clusters.lane_rule IS 'How overlapping slices of the track go to lanes: disjoint (X), nest (B), NULL (never split).';
 COMMENT ON COLUMN int_lane_clusters.seq IS 'Order tie-break: nest_seq, else slice_id.';

@@ -22,6 +22,7 @@
 -- instants are written before the stacks).
 -- Invariants: only slices at depth >= 500 have a row (level >= 1); a track
 -- with fewer than 500 B slices cannot reach that depth and is not scanned.
+-- Column comments from: int_slice_lanes.
 
 CREATE OR REPLACE TABLE int_slice_levels AS
 WITH placed AS (
@@ -68,5 +69,4 @@ FROM depths
 WHERE delta >= 0 AND depth >= track_depth_levels();
 
 COMMENT ON TABLE int_slice_levels IS 'Slices nested deeper than Perfetto keeps, and the continuation track (level) each goes to.';
-COMMENT ON COLUMN int_slice_levels.slice_id IS 'Slice id (int_slices.slice_id), unique in the trace.';
 COMMENT ON COLUMN int_slice_levels.level IS 'Continuation level (>= 1).';

@@ -10,6 +10,7 @@
 -- contract's order inside each device (track_classes.class_order). A
 -- track_key standing for two identities (hash collision) or a track
 -- without a name stops the conversion.
+-- Column comments from: int_slices_placed.
 
 CREATE OR REPLACE TABLE int_tracks AS
 WITH tracks AS (
@@ -52,16 +53,9 @@ JOIN int_homes AS h ON h.home_id = t.home_id;
 ALTER TABLE int_tracks DROP COLUMN _collision_check;
 
 COMMENT ON TABLE int_tracks IS 'One row per Perfetto thread track (base track x lane x continuation level) with its name, sort position and JSON tid.';
+COMMENT ON COLUMN int_tracks.home_id IS 'The home (int_homes.home_id): the device id, or -1 - proc_key for a host process.';
+COMMENT ON COLUMN int_tracks.proc_key IS 'Process key globalPid/globalTid >> 24 (PID, VM and hardware id): the scope of correlationId.';
 COMMENT ON COLUMN int_tracks.json_tid IS 'JSON tid of the track (1..N in sort order, unique in the trace).';
 COMMENT ON COLUMN int_tracks.json_pid IS 'JSON pid of the track''s home.';
 COMMENT ON COLUMN int_tracks.track_key IS '64-bit hash of the base track identity.';
-COMMENT ON COLUMN int_tracks.lane IS 'Lane of the track (1 = the track itself, 2.. = ''NAME #2''...).';
-COMMENT ON COLUMN int_tracks.level IS 'Continuation level (0 = the track itself; k >= 1 = the track for stack depths 500k+1..500(k+1)).';
-COMMENT ON COLUMN int_tracks.home_id IS 'The home (int_homes.home_id): the device id, or -1 - proc_key for a host process.';
-COMMENT ON COLUMN int_tracks.class_order IS 'Track class order under the home (track_classes.class_order).';
-COMMENT ON COLUMN int_tracks.proc_key IS 'Process key globalPid/globalTid >> 24 (PID, VM and hardware id): the scope of correlationId.';
-COMMENT ON COLUMN int_tracks.key1 IS 'Track identity key 1: the OS pid on stream and thread tracks, else 0.';
-COMMENT ON COLUMN int_tracks.key2 IS 'Track identity key 2: the context on stream tracks, the OS tid on thread tracks, else 0.';
-COMMENT ON COLUMN int_tracks.key3 IS 'Track identity key 3: the stream on stream tracks (2^32 for CUDA Sync), thread_kind * 2^32 + domain rank on thread tracks, else 0.';
-COMMENT ON COLUMN int_tracks.track_base_name IS 'Track name before the lane suffix (''#2'') and continuation level.';
 COMMENT ON COLUMN int_tracks.track_name IS 'Full track name (thread_name metadata of the JSON).';

@@ -26,6 +26,7 @@
 -- checks read it; as a view each of them re-ran its joins of every slice,
 -- and check_flow_targets ran out of memory at 2GB on the 20M-event bench
 -- input (abacus x112) with those joins inside its own.
+-- Column comments from: int_runtime_links.
 
 CREATE OR REPLACE TABLE int_flows AS
 WITH targets AS (
@@ -83,7 +84,6 @@ FROM placed;
 COMMENT ON TABLE int_flows IS 'One row per flow arrow from an API call to the GPU slice it launched or synchronized with, with both endpoints placed.';
 COMMENT ON COLUMN int_flows.flow_id IS 'JSON id of the flow''s two events (= gpu_slice_id: a GPU slice receives at most one flow).';
 COMMENT ON COLUMN int_flows.flow_cat IS 'JSON cat and name of the flow (flow_kinds.flow_cat).';
-COMMENT ON COLUMN int_flows.call_id IS 'API call id (int_runtime_calls.call_id).';
 COMMENT ON COLUMN int_flows.op_id IS 'The GPU operation (NULL for sync flows).';
 COMMENT ON COLUMN int_flows.api_slice_id IS 'Slice of the API call (the ''s'' end).';
 COMMENT ON COLUMN int_flows.gpu_slice_id IS 'GPU slice (the ''f'' end).';
