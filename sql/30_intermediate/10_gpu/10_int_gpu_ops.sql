@@ -23,6 +23,7 @@
 -- executed shared memory, grid_id) and the memory kinds of copies
 -- (src_kind, dst_kind, peer device ids) and memsets (mem_kind) are the
 -- staging views' columns, NULL on the other kinds of operation.
+-- Merge: renumbered
 
 CREATE OR REPLACE TABLE int_gpu_ops AS
 WITH ops AS (

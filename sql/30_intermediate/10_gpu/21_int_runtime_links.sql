@@ -5,6 +5,7 @@
 -- launched GPU work (int_runtime_calls.launched_gpu_work; all of cat
 -- 'cuda_api'). One call may link several operations (CUDA graphs, staged
 -- copies); an operation links at most one call.
+-- Merge: renumbered
 
 CREATE OR REPLACE TABLE int_runtime_links AS
 SELECT

@@ -7,6 +7,7 @@
 -- Invariants: one row per owned op_id; the lists of its launch call: from
 -- _int_nvtx_call_paths when the call has pair owners, else the chain of its
 -- innermost owner.
+-- Merge: renumbered
 
 CREATE OR REPLACE VIEW int_nvtx_op_paths AS
 SELECT link.op_id,

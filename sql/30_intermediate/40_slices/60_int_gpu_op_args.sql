@@ -28,6 +28,7 @@
 -- table, built once: as a view, the JSON writer's X slices joined it while
 -- its NVTX path joins held their own hash tables, and the 16M-NVTX input
 -- ran out of memory at 2GB there; the writer now joins stored text.
+-- Merge: renumbered
 
 CREATE OR REPLACE TABLE int_gpu_op_args AS
 WITH heads AS (

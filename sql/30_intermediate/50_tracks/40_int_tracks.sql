@@ -10,6 +10,7 @@
 -- contract's order inside each device (track_classes.class_order). A
 -- track_key standing for two identities (hash collision) or a track
 -- without a name stops the conversion.
+-- Merge: renumbered
 
 CREATE OR REPLACE TABLE int_tracks AS
 WITH tracks AS (

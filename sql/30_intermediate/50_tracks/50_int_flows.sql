@@ -26,6 +26,7 @@
 -- checks read it; as a view each of them re-ran its joins of every slice,
 -- and check_flow_targets ran out of memory at 2GB on the 20M-event bench
 -- input (abacus x112) with those joins inside its own.
+-- Merge: renumbered
 
 CREATE OR REPLACE TABLE int_flows AS
 WITH targets AS (
