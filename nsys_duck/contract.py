@@ -17,6 +17,17 @@ tag a line (docs/sql.md, "Header tags"):
 ``-- Python reads: CLAUSES``
     one query of the writer, ``SELECT ... FROM VIEW CLAUSES``; the writer
     runs them in the order of the lines and writes rows as they come.
+``-- Merge: renumbered | copied | not run, ...``
+    what ``nsys-duck merge`` does with the file (:func:`merge_composition`):
+    ``renumbered``, its relation is copied out of each report's database
+    and renumbered into one id space (sql/merge/10_inputs/
+    20_merge_relations.sql); ``copied``, copied for the merge's SQL to read
+    as Parquet; ``not run``, a merge leaves the file out of the folders it
+    runs.
+``-- Merge runs: FOLDER, ...``
+    the folders a merge runs, in run order (sql/merge/10_inputs/
+    10_merge_reports.sql; continued over the next lines while it ends with
+    a comma).
 
 The contract is the packaged files': a ``--sql-dir`` file changes what a
 view computes, not its role, its columns or how it is read (its own tags
@@ -33,9 +44,11 @@ from pathlib import Path
 import duckdb
 
 from .errors import SqlStageError
-from .pipeline import SqlFile, created_objects, packaged_sql_dir
+from .pipeline import SqlFile, created_objects, packaged_sql_dir, run_order
 
-_TAG = re.compile(r"^--\s*(Role|Columns|Python reads):\s*(.*?)\s*$", re.IGNORECASE)
+_TAG = re.compile(r"^--\s*(Role|Columns|Python reads|Merge runs|Merge):\s*(.*?)\s*$", re.IGNORECASE)
+_LISTS = ("columns", "merge runs")  # tags whose list goes on while a line ends with ','
+MERGE_TAGS = ("renumbered", "copied", "not run")
 _COLUMN = re.compile(r"^(\w+)\s+(\S.*)$")
 
 
@@ -48,6 +61,26 @@ class Declaration:
     roles: tuple[str, ...] = ()
     columns: dict[str, str] = field(default_factory=dict)
     reads: tuple[str, ...] = ()
+    merge: tuple[str, ...] = ()  # -- Merge: renumbered, copied, not run
+    merge_runs: tuple[str, ...] = ()  # -- Merge runs: FOLDER, ...
+
+
+@dataclass(frozen=True)
+class MergeComposition:
+    """What ``nsys-duck merge`` runs and reads, from the packaged SQL's
+    ``-- Merge`` tags: ``folders`` (run order), the relations ``renumbered``
+    and ``copied`` (run order of the files creating them) and the files
+    ``not_run``."""
+
+    folders: tuple[str, ...]
+    renumbered: tuple[str, ...]
+    copied: tuple[str, ...]
+    not_run: tuple[str, ...]
+
+    @property
+    def relations(self) -> tuple[str, ...]:
+        """Every relation copied out of each report's database."""
+        return (*self.renumbered, *self.copied)
 
 
 def header(text: str) -> list[str]:
@@ -64,31 +97,57 @@ def header(text: str) -> list[str]:
 def declaration(sql_file: SqlFile) -> Declaration | None:
     """The header tags of ``sql_file``; None when it has none or creates no view/table."""
     created = [name for kind, name in created_objects(sql_file.text) if kind != "macro"]
-    roles: list[str] = []
-    columns: dict[str, str] = {}
-    reads: list[str] = []
-    pending = ""  # a Columns list going on over the next lines
-    for line in header(sql_file.text):
-        m = _TAG.match(line)
-        if pending and not m:
-            pending += " " + line.lstrip("-").strip()
-        elif m:
-            key, value = m.group(1).lower(), m.group(2)
-            if key == "role":
-                bare = re.sub(r"\([^)]*\)", "", value)  # (remarks) are for people
-                roles += [r.split()[0] for r in bare.split(",") if r.strip()]
-            elif key == "columns":
-                pending = value
-            else:
-                reads.append(value)
-        if pending and not pending.endswith(","):
-            columns.update(_columns(sql_file.relpath, pending))
-            pending = ""
-    if not (roles or columns or reads):
+    values = _tag_values(header(sql_file.text))
+    column_text = ", ".join(v for v in values.get("columns", []) if v)
+    found = Declaration(
+        sql_file.relpath,
+        created[0].strip('"') if created else "",
+        tuple(r.split()[0] for r in _items(values.get("role", []))),
+        _columns(sql_file.relpath, column_text) if column_text else {},
+        tuple(values.get("python reads", [])),
+        tuple(" ".join(t.split()) for t in _items(values.get("merge", []))),
+        tuple(_items(values.get("merge runs", []))),
+    )
+    if not (found.roles or found.columns or found.reads or found.merge or found.merge_runs):
         return None
     if not created:
         raise SqlStageError(f"{sql_file.relpath}: header tags but no view or table created")
-    return Declaration(sql_file.relpath, created[0].strip('"'), tuple(roles), columns, tuple(reads))
+    _check_merge_tags(found)
+    return found
+
+
+def _tag_values(lines: list[str]) -> dict[str, list[str]]:
+    """Each tag's values (lower-case tag -> one value per line it starts); a
+    list tag (Columns, Merge runs) goes on over the next comment lines while
+    it ends with a comma."""
+    out: dict[str, list[str]] = {}
+    going_on: list[str] | None = None  # the values of a list still going on
+    for line in lines:
+        m = _TAG.match(line)
+        if going_on is not None and not m:
+            going_on[-1] += " " + line.lstrip("-").strip()
+        elif m:
+            key = m.group(1).lower()
+            out.setdefault(key, []).append(m.group(2))
+            going_on = out[key] if key in _LISTS else None
+        if going_on is not None and not going_on[-1].endswith(","):
+            going_on = None
+    return out
+
+
+def _items(values: list[str]) -> list[str]:
+    """The comma-separated items of a tag's values, (remarks) left out: they are for people."""
+    bare = (re.sub(r"\([^)]*\)", "", v) for v in values)
+    return [item.strip() for v in bare for item in v.split(",") if item.strip()]
+
+
+def _check_merge_tags(found: Declaration) -> None:
+    unknown = [t for t in found.merge if t not in MERGE_TAGS]
+    if unknown or {"renumbered", "copied"} <= set(found.merge):
+        raise SqlStageError(
+            f"{found.relpath}: Merge tag {', '.join(found.merge)!r}: one of "
+            f"{', '.join(MERGE_TAGS)} (not run may join copied)"
+        )
 
 
 def _columns(relpath: str, text: str) -> dict[str, str]:
@@ -115,6 +174,31 @@ def _packaged(root: Path) -> dict[str, Declaration]:
 def packaged() -> dict[str, Declaration]:
     """The declarations of every packaged SQL file, by relative path."""
     return _packaged(packaged_sql_dir())
+
+
+def merge_composition() -> MergeComposition:
+    """What a merge runs and reads, from the packaged files' ``-- Merge``
+    and ``-- Merge runs`` tags (``--sql-dir`` files change none of it).
+
+    Raises:
+        SqlStageError: no packaged file, or several, says ``Merge runs``.
+    """
+    return _composition(packaged_sql_dir())
+
+
+@functools.cache
+def _composition(root: Path) -> MergeComposition:
+    found = sorted(_packaged(root).values(), key=lambda d: run_order(d.relpath))
+    runs = [d for d in found if d.merge_runs]
+    if len(runs) != 1:
+        where = ", ".join(d.relpath for d in runs) or "no file"
+        raise SqlStageError(f"the SQL declares 'Merge runs' in {where}, not in one file")
+    return MergeComposition(
+        runs[0].merge_runs,
+        tuple(d.view for d in found if "renumbered" in d.merge),
+        tuple(d.view for d in found if "copied" in d.merge),
+        tuple(d.relpath for d in found if "not run" in d.merge),
+    )
 
 
 def declarations(files: list[SqlFile]) -> list[Declaration]:

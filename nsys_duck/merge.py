@@ -46,43 +46,16 @@ from .workspace import (
     workspace_root,
 )
 
-# The relations of a report's NAME.duckdb the merge reads: every relation
-# the 40_trace stages, the checks it runs and the Kineto trace (sql/60_kineto:
-# int_device_properties) read (renumbered by
-# sql/merge/10_inputs/20_merge_relations.sql), the rank its capture's
-# environment gives it (stg_capture_rank, read by merge_reports) and the
-# report's summary (summed by sql/merge/60_outputs/trace_summary (sql/merge).sql).
-RENUMBERED = (
-    "int_homes",
-    "int_tracks",
-    "int_slices_on_tracks",
-    "int_flows",
-    "int_gpu_ops",
-    "int_gpu_op_args",
-    "int_nvtx_op_paths",
-    "int_runtime_links",
-    "int_device_properties",
-    "stg_export_info",
-)
-RELATIONS = (*RENUMBERED, "stg_capture_rank", "trace_summary")
+# What a merge runs and reads is the SQL's (contract.merge_composition):
+# the folders of the "-- Merge runs:" tag of sql/merge/10_inputs/
+# 10_merge_reports.sql, less the files tagged "-- Merge: not run"; the
+# relations copied out of each report's NAME.duckdb, those of the files
+# tagged "-- Merge: renumbered" (renumbered by
+# sql/merge/10_inputs/20_merge_relations.sql) or "-- Merge: copied".
 
 REPORTS_DIR = MERGE_REPORTS_DIR  # the hive-partitioned dataset in the merged workspace
 RANKS_DIR = MERGE_RANKS_DIR  # the reports' own workspaces, when the merge converts them
 ALIGNS = ("utc", "start")
-
-# SQL files of a merge, in run order: the macros and domain tables, the
-# merge's inputs, the trace stages and checks of a conversion, the merge's
-# outputs. Left out: the conversion's summary (it reads the export's
-# tables; trace_summary (sql/merge) sums the reports' own) and the check that counts
-# slices against the export's tables (check_merge_ids counts them against
-# each report's conversion).
-_MERGE_FOLDERS = (
-    ("00_macros", "05_domain"),
-    ("merge/10_inputs",),
-    ("40_trace", "45_check_inputs", "50_checks", "55_pipeline_checks", "60_kineto"),
-    ("merge/60_outputs",),
-)
-_NOT_IN_MERGE = ("40_trace/40_trace_summary.sql", "55_pipeline_checks/check_source_counts.sql")
 
 
 @dataclass
@@ -285,7 +258,8 @@ def partition_dir(report: str) -> str:
 
 
 def copy_report_relations(report_db: Path, dest: Path) -> None:
-    """Copy :data:`RELATIONS` of one report's ``NAME.duckdb`` into ``dest``
+    """Copy the relations a merge reads (``contract.merge_composition()``)
+    of one report's ``NAME.duckdb`` into ``dest``
     (``RELATION.parquet`` each, zstd).
 
     Raises:
@@ -306,13 +280,14 @@ def copy_report_relations(report_db: Path, dest: Path) -> None:
                 "UNION ALL SELECT view_name FROM duckdb_views() WHERE database_name = 'report'"
             ).fetchall()
         }
-        missing = [r for r in RELATIONS if r not in present]
+        relations = contract.merge_composition().relations
+        missing = [r for r in relations if r not in present]
         if missing:
             raise NsysDuckError(
                 f"{report_db.name} has no {', '.join(missing)} (made by an older "
                 "nsys-duck); convert the report again (--force)"
             )
-        for relation in RELATIONS:
+        for relation in relations:
             target = sql_string(str(dest / f"{relation}.parquet"))
             con.execute(
                 f"COPY (SELECT * FROM report.{relation}) TO {target} "
@@ -323,15 +298,18 @@ def copy_report_relations(report_db: Path, dest: Path) -> None:
 
 
 def merge_files(sql_dir: Path | None = None) -> list[pipeline.SqlFile]:
-    """The SQL files a merge runs, in run order (:data:`_MERGE_FOLDERS`)."""
+    """The SQL files a merge runs, in run order: those of the folders its
+    packaged SQL names (``contract.merge_composition()``), less the files
+    it leaves out."""
+    plan = contract.merge_composition()
     out: list[pipeline.SqlFile] = []
-    for folders in _MERGE_FOLDERS:
-        tops = tuple(f.split("/", 1)[0] for f in folders)
-        for f in pipeline.sql_files(sql_dir, folders=tuple(dict.fromkeys(tops))):
-            if f.relpath in _NOT_IN_MERGE:
-                continue
-            if any(f.relpath == d or f.relpath.startswith(d + "/") for d in folders):
-                out.append(f)
+    for folder in plan.folders:
+        top = folder.split("/", 1)[0]
+        out += [
+            f
+            for f in pipeline.sql_files(sql_dir, folders=(top,))
+            if f.relpath.startswith(folder + "/") and f.relpath not in plan.not_run
+        ]
     return out
 
 
@@ -490,7 +468,7 @@ def _merge_context(opts: MergeOptions, dataset: Path) -> pipeline.Context:
             "devices": [int(d) for d in opts.devices],
             "merge_reports_dir": str(dataset),
             "merge_align": opts.align,
-            "merge_relations": {r: columns[r] for r in RENUMBERED},
+            "merge_relations": {r: columns[r] for r in contract.merge_composition().renumbered},
         },
     )
 
@@ -675,13 +653,13 @@ def _write_manifest(
 
 
 def _copy_comments(con: duckdb.DuckDBPyConnection, report_db: Path) -> None:
-    """Give the merged relations (:data:`RENUMBERED`) the table and column
-    comments of a report's own (the stage files' COMMENT ON), so the merged
-    database documents them as a conversion's does; the merge's own
-    comments (``report``) stay."""
+    """Give the renumbered relations (``contract.merge_composition()``) the
+    table and column comments of a report's own (the stage files' COMMENT
+    ON), so the merged database documents them as a conversion's does; the
+    merge's own comments (``report``) stay."""
     con.execute(f"ATTACH {sql_string(str(report_db))} AS comments_of (READ_ONLY)")
     try:
-        names = ", ".join(sql_string(r) for r in RENUMBERED)
+        names = ", ".join(sql_string(r) for r in contract.merge_composition().renumbered)
         tables = con.execute(
             "SELECT table_name, comment FROM duckdb_tables() WHERE database_name = 'comments_of' "
             f"AND table_name IN ({names}) AND comment IS NOT NULL "
@@ -718,7 +696,7 @@ def _relation_columns(dataset: Path) -> dict[str, list[str]]:
                     f"{sql_string(str(first / (r + '.parquet')))}, hive_partitioning = false)"
                 ).fetchall()
             ]
-            for r in RELATIONS
+            for r in contract.merge_composition().relations
         }
     finally:
         con.close()

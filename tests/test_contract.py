@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 from pathlib import Path
 
 import duckdb
@@ -127,3 +128,94 @@ def test_an_edited_json_view_of_another_type_is_named(tmp_path):
     )
     with pytest.raises(SqlStageError, match=rf"{rel} \(view trace_events_parted\): column part"):
         convert(SMALL, Options(sql_dir=sql, database=False), root=tmp_path / "ws")
+
+
+# A merge's composition is the SQL's: the "-- Merge" and "-- Merge runs"
+# tags (docs/sql.md, "Header tags"); these tests fail when a tag goes
+# missing or is wrong.
+
+
+def _code(text: str) -> str:
+    """A SQL file's statements: comments and COMMENT ON statements left out."""
+    return re.sub(r"(?is)COMMENT ON .*?;", "", re.sub(r"--[^\n]*", "", text))
+
+
+def _merge_faults() -> list[str]:
+    """What the packaged SQL's Merge tags would break in a merge: a relation
+    a merge file reads that no merge file creates, made in a conversion
+    and not renumbered (it would be missing, or a report's own); a Parquet
+    file read that is not copied; a relation copied that no merge file
+    reads; an object two merge files create (a file not left out)."""
+    from nsys_duck import merge
+
+    plan = contract.merge_composition()
+    files = merge.merge_files()
+    run = {f.relpath for f in files}
+    made = {n: f.relpath for f in files for _, n in pipeline.created_objects(f.text)}
+    outside = {
+        name.split(".")[-1]
+        for f in pipeline.sql_files()
+        if f.relpath not in run
+        for _, name in pipeline.created_objects(f.text)
+    }
+    faults = []
+    read: set[str] = set()
+    for f in files:
+        code = _code(f.text)
+        parquet = set(re.findall(r"(\w+)\.parquet", code))
+        words = set(re.findall(r"\w+", re.sub(r"'(?:[^']|'')*'", "", code)))  # no strings
+        read |= parquet | words
+        faults += [
+            f"{f.relpath} reads {r}.parquet, not copied" for r in parquet - set(plan.relations)
+        ]
+        unmet = (words & outside) - set(made) - set(plan.renumbered)
+        faults += [f"{f.relpath} reads {r}, not renumbered" for r in sorted(unmet)]
+        for _, name in pipeline.created_objects(f.text):
+            if made[name] != f.relpath:
+                faults.append(f"{f.relpath} creates {name}, as {made[name]} does")
+    faults += [f"{r} is copied, no merge file reads it" for r in plan.relations if r not in read]
+    return faults
+
+
+def test_a_merge_copies_what_its_sql_reads():
+    plan = contract.merge_composition()
+    assert _merge_faults() == []
+    assert "merge/10_inputs" in plan.folders and "int_slices_on_tracks" in plan.renumbered
+    from nsys_duck import merge
+
+    assert not {f.relpath for f in merge.merge_files()} & set(plan.not_run)
+
+
+@pytest.mark.parametrize(
+    ("rel", "old", "new", "fault"),
+    [
+        # a relation the trace stages read is no longer renumbered
+        ("30_intermediate/50_tracks/50_int_flows.sql", "-- Merge: renumbered\n", "", "int_flows"),
+        # the rank merge_reports reads as Parquet is no longer copied
+        ("20_staging/stg_capture_rank.sql", "-- Merge: copied", "--", "stg_capture_rank.parquet"),
+        # the conversion's summary runs again beside the merge's
+        ("40_trace/40_trace_summary.sql", "copied, not run", "copied", "creates trace_summary"),
+        # the check that counts against the export's tables runs in the merge
+        ("55_pipeline_checks/check_source_counts.sql", "-- Merge: not run", "--", "not renumbered"),
+        # a folder left out: int_device_properties, the Kineto trace's, is read by none
+        ("merge/10_inputs/10_merge_reports.sql", " 60_kineto,", "", "int_device_properties"),
+    ],
+)
+def test_a_missing_merge_tag_is_found(tmp_path, monkeypatch, rel, old, new, fault):
+    root = tmp_path / "sql"
+    shutil.copytree(pipeline.packaged_sql_dir(), root)
+    text = (root / rel).read_text(encoding="utf-8")
+    assert old in text
+    (root / rel).write_text(text.replace(old, new, 1), encoding="utf-8")
+    monkeypatch.setattr(pipeline, "packaged_sql_dir", lambda: root)
+    monkeypatch.setattr(contract, "packaged_sql_dir", lambda: root)
+    faults = _merge_faults()
+    assert any(fault in f for f in faults), faults
+
+
+@pytest.mark.parametrize("tag", ["renumbred", "renumbered, copied"])
+def test_an_unknown_merge_tag_is_refused(tmp_path, tag):
+    path = tmp_path / "x.sql"
+    path.write_text(f"-- x: a view\n-- Merge: {tag}\n\nCREATE VIEW x AS SELECT 1;\n")
+    with pytest.raises(SqlStageError, match=r"x\.sql: Merge tag"):
+        contract.declaration(pipeline.SqlFile("x.sql", path))

@@ -30,6 +30,7 @@
 --     (checked_schema_minor: 3.25, Nsight Systems 2026.2) converts with a
 --     one-line note (schema_note), since minor versions add columns and
 --     tables. An export without a schema version (hand-made) passes.
+-- Merge: renumbered (one row: the first report's, earliest session start)
 
 CREATE OR REPLACE TABLE stg_export_info AS
 WITH meta AS (

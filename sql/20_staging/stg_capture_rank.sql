@@ -11,6 +11,7 @@
 -- pieces never start with a rank variable's name and '='. An export
 -- without the table, or without such a variable, has no row. nsys-duck
 -- merge reads it (merge_reports: the label "rank N", "from env VAR").
+-- Merge: copied (merge_reports reads each report's rank)
 
 CREATE OR REPLACE TABLE stg_capture_rank AS
 WITH assignments AS (

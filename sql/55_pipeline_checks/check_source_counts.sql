@@ -20,6 +20,7 @@
 -- the staging views, so an edited int_gpu_ops that leaves work out on purpose
 -- (docs/sql.md: drop memsets) passes; API calls likewise from
 -- int_runtime_calls. seq is NULL (a count).
+-- Merge: not run (check_merge_ids counts against each report's conversion)
 
 CREATE OR REPLACE VIEW check_source_counts AS
 WITH expected (cat, primary_only, source, expected_slices) AS (

@@ -24,6 +24,7 @@
 -- (src_kind, dst_kind, peer device ids) and memsets (mem_kind) are the
 -- staging views' columns, NULL on the other kinds of operation.
 -- Column comments from: stg_graph_executions, stg_kernels, stg_memcpys.
+-- Merge: renumbered
 
 CREATE OR REPLACE TABLE int_gpu_ops AS
 WITH ops AS (

@@ -6,6 +6,7 @@
 -- 'cuda_api'). One call may link several operations (CUDA graphs, staged
 -- copies); an operation links at most one call.
 -- Column comments from: int_gpu_ops, int_runtime_calls.
+-- Merge: renumbered
 
 CREATE OR REPLACE TABLE int_runtime_links AS
 SELECT

@@ -8,8 +8,9 @@
 -- 'GPU <id>'); the other columns are TARGET_INFO_GPU's for id = device_id
 -- (any row of that id: the table repeats a GPU per VM), NULL when the
 -- export lacks the table or the value. A view: only the Kineto writer reads
--- it. nsys-duck merge copies it from each report (merge.RENUMBERED).
+-- it (in a merge too: the Merge tag below).
 -- Column comments from: stg_gpus.
+-- Merge: renumbered (the merged Kineto trace's devices)
 
 CREATE OR REPLACE VIEW int_device_properties AS
 WITH gpu AS (

@@ -19,6 +19,7 @@
 -- for a host process the devices of its kernels, copies, memsets, graph
 -- executions, sync and CUDA event records, empty when it has none), what
 -- --devices selects by (trace_kept_pids).
+-- Merge: renumbered
 
 CREATE OR REPLACE TABLE int_homes AS
 WITH work AS (

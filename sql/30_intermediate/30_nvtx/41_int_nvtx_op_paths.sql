@@ -8,6 +8,7 @@
 -- _int_nvtx_call_paths when the call has pair owners, else the chain of its
 -- innermost owner.
 -- Column comments from: int_runtime_links.
+-- Merge: renumbered
 
 CREATE OR REPLACE VIEW int_nvtx_op_paths AS
 SELECT link.op_id,

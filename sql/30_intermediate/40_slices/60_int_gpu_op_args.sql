@@ -29,6 +29,7 @@
 -- its NVTX path joins held their own hash tables, and the 16M-NVTX input
 -- ran out of memory at 2GB there; the writer now joins stored text.
 -- Column comments from: int_gpu_ops.
+-- Merge: renumbered
 
 CREATE OR REPLACE TABLE int_gpu_op_args AS
 WITH heads AS (

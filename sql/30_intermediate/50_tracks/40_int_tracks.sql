@@ -11,6 +11,7 @@
 -- track_key standing for two identities (hash collision) or a track
 -- without a name stops the conversion.
 -- Column comments from: int_slices_placed.
+-- Merge: renumbered
 
 CREATE OR REPLACE TABLE int_tracks AS
 WITH tracks AS (

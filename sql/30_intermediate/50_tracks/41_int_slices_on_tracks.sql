@@ -4,6 +4,7 @@
 -- Reads: int_slices_placed, int_tracks.
 -- Invariants: one row per slice of int_slices.
 -- Column comments from: int_slices_placed, int_tracks.
+-- Merge: renumbered
 
 CREATE OR REPLACE VIEW int_slices_on_tracks AS
 SELECT s.*, t.json_pid, t.json_tid, t.track_name

@@ -27,6 +27,7 @@
 -- and check_flow_targets ran out of memory at 2GB on the 20M-event bench
 -- input (abacus x112) with those joins inside its own.
 -- Column comments from: int_runtime_links.
+-- Merge: renumbered
 
 CREATE OR REPLACE TABLE int_flows AS
 WITH targets AS (

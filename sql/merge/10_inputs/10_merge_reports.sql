@@ -46,6 +46,13 @@
 --   report order (process_sort_index = pid).
 -- - JSON pids and tids of the last report must stay below 2^31 (Perfetto's
 --   limit): check_tracks (55_pipeline_checks) refuses the merge otherwise.
+-- What a merge runs (the tag below; nsys_duck/merge.py reads it): these
+-- folders in this order, the macros and domain tables, the merge's inputs,
+-- the trace stages and checks of a conversion, the merge's outputs; less
+-- the files whose header says "Merge: not run". What it copies out of each
+-- report: the relations whose file says "Merge: renumbered" or "copied".
+-- Merge runs: 00_macros, 05_domain, merge/10_inputs, 40_trace, 45_check_inputs,
+--   50_checks, 55_pipeline_checks, 60_kineto, merge/60_outputs
 
 CREATE OR REPLACE TABLE merge_reports AS
 {% set dataset = "hive_partitioning = TRUE, hive_types = {'report': VARCHAR}, union_by_name = TRUE" %}
