@@ -66,6 +66,86 @@ CREATE OR REPLACE MACRO cuda_api_args_json(correlation_id, api_full_name,
         || coalesce(',"returnValue":' || CAST(return_value AS VARCHAR), '')
         || '}';
 
+-- The args objects of the slices whose args are stored in int_slices
+-- (output-contract.md, Events), each written as text member by member: a
+-- member without a value is left out, never a JSON null (json_object would
+-- write nulls), and members keep the order given here.
+
+-- args of a GPU-side synchronization record (int_slices, cat gpu_sync):
+-- correlationId, deviceId, contextId, streamId, eventId, eventSyncId, then
+-- the export's own syncType number and its enum label, which may name
+-- another kind (exportedSyncType, exportedSyncTypeLabel: stg_gpu_syncs).
+CREATE OR REPLACE MACRO gpu_sync_args_json(correlation_id, device_id,
+        context_id, stream_id, event_id, event_sync_id, exported_sync_type,
+        exported_sync_label) AS
+    '{' || coalesce('"correlationId":' || CAST(correlation_id AS VARCHAR)
+            || ',', '')
+        || '"deviceId":' || CAST(device_id AS VARCHAR)
+        || ',"contextId":' || CAST(context_id AS VARCHAR)
+        || coalesce(',"streamId":' || CAST(stream_id AS VARCHAR), '')
+        || coalesce(',"eventId":' || CAST(event_id AS VARCHAR), '')
+        || coalesce(',"eventSyncId":' || CAST(event_sync_id AS VARCHAR), '')
+        || coalesce(',"exportedSyncType":'
+            || CAST(exported_sync_type AS VARCHAR), '')
+        || coalesce(',"exportedSyncTypeLabel":'
+            || to_json(exported_sync_label), '')
+        || '}';
+
+-- args of a timed CUDA event record (int_slices, cat cuda_event):
+-- correlationId, deviceId, contextId, streamId, eventId, eventSyncId.
+CREATE OR REPLACE MACRO cuda_event_args_json(correlation_id, device_id,
+        context_id, stream_id, event_id, event_sync_id) AS
+    '{' || concat_ws(',',
+        '"correlationId":' || CAST(correlation_id AS VARCHAR),
+        '"deviceId":' || CAST(device_id AS VARCHAR),
+        '"contextId":' || CAST(context_id AS VARCHAR),
+        '"streamId":' || CAST(stream_id AS VARCHAR),
+        '"eventId":' || CAST(event_id AS VARCHAR),
+        '"eventSyncId":' || CAST(event_sync_id AS VARCHAR))
+    || '}';
+
+-- args of an NVTX range or mark on its NVTX Thread track (int_slices, cat
+-- nvtx): domain (never NULL), category number and name, color '#AARRGGBB'
+-- (color: the ARGB integer), rangeId (start/end ranges), endTid (the OS
+-- tid of end_global_tid, when the range ends on another thread than
+-- global_tid), "unclosed": true (no end in the export), payload (the NVTX
+-- payload union's JSON text, when the row has one).
+CREATE OR REPLACE MACRO nvtx_args_json(domain_name, category, category_name,
+        color, range_id, global_tid, end_global_tid, is_unclosed,
+        payload_json) AS
+    '{"domain":' || to_json(domain_name)
+        || coalesce(',"category":' || CAST(category AS VARCHAR), '')
+        || coalesce(',"categoryName":' || to_json(category_name), '')
+        || coalesce(',"color":"#' || lpad(upper(to_hex(color)), 8, '0')
+            || '"', '')
+        || coalesce(',"rangeId":' || CAST(range_id AS VARCHAR), '')
+        || CASE WHEN end_global_tid <> global_tid
+            THEN ',"endTid":' || CAST(nsys_os_tid(end_global_tid)
+                AS VARCHAR) ELSE '' END
+        || CASE WHEN is_unclosed THEN ',"unclosed":true' ELSE '' END
+        || coalesce(',"payload":' || payload_json, '')
+        || '}';
+
+-- args of an OS runtime, cuDNN or cuBLAS call (int_slices, cats osrt,
+-- cudnn, cublas): returnValue (OSRT_API: the function's return),
+-- nestingLevel when > 0; '{}' when neither.
+CREATE OR REPLACE MACRO cpu_call_args_json(return_value, nesting_level) AS
+    '{' || ltrim(coalesce(',"returnValue":'
+            || CAST(return_value AS VARCHAR), '')
+        || CASE WHEN nesting_level > 0 THEN ',"nestingLevel":'
+            || CAST(nesting_level AS VARCHAR) ELSE '' END, ',')
+    || '}';
+
+-- args of a thread state (int_slices, cat thread_state): the CPU it runs
+-- on ("cpu", is_running) or last ran on ("previousCpu"), then Nsight's
+-- threadState label when the export gives one.
+CREATE OR REPLACE MACRO thread_state_args_json(is_running, cpu,
+        thread_state) AS
+    '{' || concat_ws(',',
+        CASE WHEN is_running THEN '"cpu":' ELSE '"previousCpu":' END
+            || CAST(cpu AS VARCHAR),
+        '"threadState":' || to_json(thread_state)) || '}';
+
 -- The part after the class name (track_classes.track_name, 'Stream') of
 -- the name of a (process, context, stream) track of a device: ' S [pid P
 -- ctx C]'; every stream track (kernels, copies, graph executions, CUDA

@@ -127,6 +127,59 @@ def test_cuda_api_args_json(con, args, expected):
     assert "null" not in text
 
 
+def test_gpu_sync_args_json(con):
+    full = value(con, "gpu_sync_args_json(9, 0, 1, 7, 3, 4, 2, 'Event sync')")
+    assert full == (
+        '{"correlationId":9,"deviceId":0,"contextId":1,"streamId":7,"eventId":3,'
+        '"eventSyncId":4,"exportedSyncType":2,"exportedSyncTypeLabel":"Event sync"}'
+    )
+    # members without a value are left out; device and context always there
+    bare = value(con, "gpu_sync_args_json(NULL, 0, 1, NULL, NULL, NULL, NULL, NULL)")
+    assert bare == '{"deviceId":0,"contextId":1}'
+
+
+def test_cuda_event_args_json(con):
+    full = value(con, "cuda_event_args_json(9, 0, 1, 7, 3, 4)")
+    assert full == (
+        '{"correlationId":9,"deviceId":0,"contextId":1,"streamId":7,"eventId":3,"eventSyncId":4}'
+    )
+    assert value(con, "cuda_event_args_json(NULL, 0, 1, 7, NULL, NULL)") == (
+        '{"deviceId":0,"contextId":1,"streamId":7}'
+    )
+
+
+def test_nvtx_args_json(con):
+    full = value(
+        con,
+        "nvtx_args_json('app', 2, 'io', 4278190335, 11, 5, 6, TRUE, '{\"u64\":3}')",
+    )
+    assert full == (
+        '{"domain":"app","category":2,"categoryName":"io","color":"#FF0000FF",'
+        '"rangeId":11,"endTid":6,"unclosed":true,"payload":{"u64":3}}'
+    )
+    # same thread, closed, nothing optional: the domain alone (never null)
+    assert value(con, "nvtx_args_json('default', NULL, NULL, NULL, NULL, 5, 5, FALSE, NULL)") == (
+        '{"domain":"default"}'
+    )
+    assert value(con, "nvtx_args_json('d', NULL, NULL, 255, NULL, 5, NULL, FALSE, NULL)") == (
+        '{"domain":"d","color":"#000000FF"}'
+    )
+
+
+def test_cpu_call_args_json(con):
+    assert value(con, "cpu_call_args_json(-1, 2)") == '{"returnValue":-1,"nestingLevel":2}'
+    assert value(con, "cpu_call_args_json(0, 0)") == '{"returnValue":0}'
+    assert value(con, "cpu_call_args_json(NULL, 1)") == '{"nestingLevel":1}'
+    assert value(con, "cpu_call_args_json(NULL, NULL)") == "{}"  # cuDNN, cuBLAS
+
+
+def test_thread_state_args_json(con):
+    assert value(con, "thread_state_args_json(TRUE, 3, 'Running')") == (
+        '{"cpu":3,"threadState":"Running"}'
+    )
+    assert value(con, "thread_state_args_json(FALSE, 3, NULL)") == '{"previousCpu":3}'
+
+
 def test_track_name_suffixes(con):
     assert value(con, "stream_track_suffix(7, 4242, 1)") == " 7 [pid 4242 ctx 1]"
     assert value(con, "thread_track_suffix(4242, 77, 'main')") == " [pid 4242 tid 77 main]"
@@ -183,6 +236,11 @@ def test_every_macro_of_the_file_is_tested_here():
         "cuda_api_base",
         "clean_text",
         "cuda_api_args_json",
+        "gpu_sync_args_json",
+        "cuda_event_args_json",
+        "nvtx_args_json",
+        "cpu_call_args_json",
+        "thread_state_args_json",
         "stream_track_suffix",
         "thread_track_suffix",
         "host_thread_track_suffix",

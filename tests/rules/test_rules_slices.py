@@ -1,5 +1,6 @@
-"""Rules of int_slices (sql/30_intermediate/50_int_slices.sql) for GPU
-work and CUDA API calls: output-contract.md, Tracks and Events. Every
+"""Rules of int_slices (sql/30_intermediate/40_slices/: one view per kind
+of slice, _int_slices_gpu_ops ... _int_slices_thread_states, and their union
+50_int_slices.sql) for GPU work and CUDA API calls: output-contract.md, Tracks and Events. Every
 kernel once on its stream track and once on the CUDA Core Timeline; H2D/D2H
 copies on PCIe Usage, device-side copies on D2D Copy, host-to-host on the
 stream only; unified-memory migrations on Unified Memory; a runtime call
@@ -35,7 +36,9 @@ def op(op_id, cat, projection=None, projected_cat=None, device=0, migration=Fals
 
 
 def slices(given, columns):
-    return sql_rules.view_rows("int_slices", given, columns)
+    """int_slices over the given rows: the per-kind views (from the first,
+    _int_slices_gpu_ops) run on them, then their union."""
+    return sql_rules.view_rows("int_slices", given, columns, since="_int_slices_gpu_ops")
 
 
 def test_gpu_work_goes_on_its_stream_and_its_device_level_track():

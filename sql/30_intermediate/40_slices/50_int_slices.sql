@@ -1,10 +1,12 @@
 -- int_slices: every slice of the trace, on its base track (before lanes).
 --
--- Reads: _int_cpu_homes, int_gpu_ops, int_homes,
--- int_nvtx_gpu_projection, int_thread_states, stg_cpu_calls,
--- int_runtime_calls, int_runtime_links, int_thread_names,
--- stg_cuda_events, stg_gpu_syncs, stg_nvtx_categories, stg_nvtx_events,
--- stg_nvtx_thread_domains, track_classes.
+-- Reads: _int_slices_cpu_calls, _int_slices_cuda_api,
+-- _int_slices_cuda_events, _int_slices_gpu_op_projections,
+-- _int_slices_gpu_ops, _int_slices_gpu_syncs, _int_slices_nvtx,
+-- _int_slices_nvtx_kernel, _int_slices_thread_states, track_classes.
+-- Each kind of slice is one view, in its own file before this one (its
+-- header gives the rows it makes, their args and ph); this file unions
+-- them, looks up their track class and numbers them.
 -- Grain: one row per drawn slice (slice_id unique). A GPU op (kernel, copy,
 -- memset, graph execution) gives its as-executed slice plus at most one
 -- projection slice; an API call (every call of int_runtime_calls) one
@@ -16,7 +18,11 @@
 -- one per device its owned GPU work ran on; a GPU-side synchronization row
 -- (gpu_sync) one slice on the CUDA Sync track of its device, process and
 -- context; a timed CUDA event record one instant on its stream track.
--- Branches are combined BY NAME: a column a branch does not name is NULL.
+-- The kinds are combined BY NAME: a column a kind's view does not name is
+-- NULL. slice_id numbers the rows in the order of the union below (GPU
+-- operations as executed, their projections, GPU syncs, CUDA events, API
+-- calls, NVTX, projected NVTX, CPU calls, thread states), each kind's rows
+-- in its view's order.
 -- Track identity: (home_id, class_order, proc_key, key1, key2, key3), sorted
 -- in that order (output-contract.md, Tracks; the classes, their order,
 -- names and lane rules are the rows of the domain table track_classes):
@@ -46,30 +52,15 @@
 -- of the thread and domain that started it, which only gives the JSON tid);
 -- 'i' thread instant (NVTX marks, eventType 34, and CUDA event records,
 -- start = end).
--- CPU side (cpu_trace_sources): each OS runtime, cuDNN or cuBLAS call of
--- stg_cpu_calls is an X slice (cat = its source; Nsight's zero-length
--- markers too) on the thread's OS Runtime / cuDNN / cuBLAS track, args
--- returnValue (OSRT) and nestingLevel (when > 0); each state of
--- int_thread_states an X slice (cat thread_state, name Running / Not
--- running, args cpu / previousCpu, threadState when Nsight gives one) on
--- its Thread State track. Both drawn once (primary), under the host home
--- of the thread's process (int_homes), never under a device
--- (output-contract.md, Tracks), on tracks named after the thread as Nsight
--- names it (host_thread_track_suffix: 'OS Runtime · NAME [TID]').
--- NVTX args: domain, category number and name (eventType 33 rows of the same
--- process and domain), color '#AARRGGBB'; start/end ranges add Nsight's
--- rangeId and the end thread when it differs; an unclosed range (no end in
--- the export) "unclosed": true; a payload (the NVTX payload union, when
--- the row has one) "payload". Projected ranges (cat
--- nvtx_kernel, name = the range's message) carry domain, kind, the
--- ownership rule used, gpuOps and apiCalls. GPU slices (both copies of an
--- operation) carry args_json NULL here: their args live once per operation
--- in int_gpu_op_args and are joined in when the JSON is written, so the big
--- argument strings are not stored twice. CUDA API slices too: their args
--- (correlationId, name = api_full_name, eventClass runtime/driver,
--- returnValue) are built at output from api_full_name, event_class and
--- return_value (cuda_api_args_json),
--- since a text unique to each row costs more to store than to build.
+-- args_json: the args object text of the kinds that store it, each built
+-- by a macro of 00_macros (gpu_sync_args_json, cuda_event_args_json,
+-- nvtx_args_json, cpu_call_args_json, thread_state_args_json; projected
+-- NVTX ranges json_object), see each kind's view. GPU slices (both copies
+-- of an operation) carry args_json NULL here: their args live once per
+-- operation in int_gpu_op_args and are joined in when the JSON is written,
+-- so the big argument strings are not stored twice. CUDA API slices too:
+-- their args are built at output (cuda_api_args_json), since a text unique
+-- to each row costs more to store than to build.
 -- lane_rule: NULL (the track's data nests by construction, or the slice is
 -- zero-length), 'disjoint' (X slices that may overlap: a lane holds
 -- disjoint slices) or 'nest' (B slices of NVTX Kernel tracks, X slices of
@@ -97,277 +88,18 @@
 
 -- Join order as written: every JOIN's right side is the small one (homes,
 -- domains, categories, thread names). DuckDB 2.0's join-order optimizer,
--- misled by the estimates of the CTEs over NVTX_EVENTS, built a hash table
--- on the 16M NVTX rows of a 16M-range capture and ran out of memory at
--- 2GB; as written it completes (and was faster on the dev reports).
+-- misled by the estimates of the views over the NVTX rows
+-- (_int_slices_nvtx, _int_slices_nvtx_kernel), built a hash table on the
+-- 16M NVTX rows of a 16M-range capture and ran out of memory at 2GB; as
+-- written it completes (and was faster on the dev reports). The views are
+-- planned here, inlined into this statement, so the override is set around
+-- it (it does not apply when a view of its own is queried alone).
 SET disabled_optimizers = 'join_order,build_side_probe_side';
 
 CREATE OR REPLACE TABLE int_slices AS
-WITH thread_label AS (
-    SELECT global_tid, thread_name FROM int_thread_names
-),
-gpu_executed AS (
-    SELECT
-        op.cat, 'X' AS ph, op.name, op.start_ns, op.end_ns,
-        op.device_id AS home_id,
-        CASE WHEN op.is_unified_migration THEN 'unified' ELSE 'stream' END
-            AS track_class,
-        CASE WHEN op.is_unified_migration THEN 0 ELSE op.proc_key END
-            AS proc_key,
-        CASE WHEN op.is_unified_migration THEN 0 ELSE op.os_pid END AS key1,
-        CASE WHEN op.is_unified_migration THEN 0 ELSE op.context_id END
-            AS key2,
-        CASE WHEN op.is_unified_migration THEN 0 ELSE op.stream_id END
-            AS key3,
-        CASE WHEN op.is_unified_migration THEN ''
-            ELSE stream_track_suffix(op.stream_id, op.os_pid, op.context_id)
-        END AS track_base_name,
-        op.op_id, FALSE AS is_projection, TRUE AS is_primary, op.device_id,
-        op.proc_key AS owner_proc_key, op.os_pid,
-        op.context_id, op.stream_id, op.correlation_id, op.copy_kind_label,
-        op.bytes
-        -- args: int_gpu_op_args, joined when the JSON is written
-    FROM int_gpu_ops AS op
-),
-gpu_projected AS (
-    SELECT
-        op.projected_cat AS cat, 'X' AS ph, op.name, op.start_ns, op.end_ns,
-        op.device_id AS home_id,
-        op.projection AS track_class,
-        0 AS proc_key, 0 AS key1, 0 AS key2, 0 AS key3,
-        '' AS track_base_name,
-        op.op_id, TRUE AS is_projection, FALSE AS is_primary, op.device_id,
-        op.proc_key AS owner_proc_key, op.os_pid,
-        op.context_id, op.stream_id, op.correlation_id, op.copy_kind_label,
-        op.bytes
-    FROM int_gpu_ops AS op
-    WHERE op.projection IS NOT NULL
-),
--- GPU-side synchronization records and the API call each belongs to.
-gpu_syncs AS (
-    SELECT
-        sync.*,
-        (SELECT any_value(call.call_id) FROM int_runtime_calls AS call
-            WHERE call.proc_key = sync.proc_key
-                AND call.correlation_id = sync.correlation_id) AS call_id
-    FROM stg_gpu_syncs AS sync
-),
-gpu_sync AS (
-    SELECT
-        'gpu_sync' AS cat, 'X' AS ph, sync.sync_name AS name,
-        sync.start_ns, sync.end_ns, sync.device_id AS home_id,
-        'cuda_sync' AS track_class, sync.proc_key, sync.os_pid AS key1,
-        sync.context_id AS key2, 4294967296 AS key3,
-        ' [pid ' || CAST(sync.os_pid AS VARCHAR) || ' ctx '
-            || CAST(sync.context_id AS VARCHAR) || ']' AS track_base_name,
-        sync.device_id, sync.proc_key AS owner_proc_key, sync.os_pid,
-        sync.context_id, sync.stream_id, sync.correlation_id,
-        sync.call_id AS linked_call_id, TRUE AS is_primary,
-        -- members without a value are left out (never a JSON null)
-        '{' || coalesce('"correlationId":'
-                || CAST(sync.correlation_id AS VARCHAR) || ',', '')
-            || '"deviceId":' || CAST(sync.device_id AS VARCHAR)
-            || ',"contextId":' || CAST(sync.context_id AS VARCHAR)
-            || coalesce(',"streamId":' || CAST(sync.stream_id AS VARCHAR), '')
-            || coalesce(',"eventId":' || CAST(sync.event_id AS VARCHAR), '')
-            || coalesce(',"eventSyncId":'
-                || CAST(sync.event_sync_id AS VARCHAR), '')
-            -- the export's own syncType number and its enum label, which
-            -- may name another kind (stg_gpu_syncs.sql)
-            || coalesce(',"exportedSyncType":'
-                || CAST(sync.exported_sync_type AS VARCHAR), '')
-            || coalesce(',"exportedSyncTypeLabel":'
-                || to_json(sync.exported_sync_label), '')
-            || '}' AS args_json
-    FROM gpu_syncs AS sync
-),
--- Timed CUDA event records: instants on their stream track.
-cuda_event AS (
-    SELECT
-        'cuda_event' AS cat, 'i' AS ph, 'CUDA event record' AS name,
-        ev.at_ns AS start_ns, ev.at_ns AS end_ns, ev.device_id AS home_id,
-        'stream' AS track_class, ev.proc_key, ev.os_pid AS key1,
-        ev.context_id AS key2, ev.stream_id AS key3,
-        stream_track_suffix(ev.stream_id, ev.os_pid, ev.context_id)
-            AS track_base_name,
-        ev.device_id, ev.proc_key AS owner_proc_key, ev.os_pid,
-        ev.context_id, ev.stream_id, ev.correlation_id, TRUE AS is_primary,
-        -- the members with a value (json_object would write nulls)
-        '{' || concat_ws(',',
-            '"correlationId":' || CAST(ev.correlation_id AS VARCHAR),
-            '"deviceId":' || CAST(ev.device_id AS VARCHAR),
-            '"contextId":' || CAST(ev.context_id AS VARCHAR),
-            '"streamId":' || CAST(ev.stream_id AS VARCHAR),
-            '"eventId":' || CAST(ev.event_id AS VARCHAR),
-            '"eventSyncId":' || CAST(ev.event_sync_id AS VARCHAR))
-            || '}' AS args_json
-    FROM stg_cuda_events AS ev
-),
-call_homes AS (
-    SELECT
-        call_id, home_id,
-        -- the call's primary slice: the one under its lowest home
-        home_id = min(home_id) OVER (PARTITION BY call_id) AS is_primary
-    FROM (
-        -- Linked calls: under each device their GPU work ran on.
-        SELECT DISTINCT link.call_id, link.device_id AS home_id
-        FROM int_runtime_links AS link
-        UNION
-        -- Calls without linked GPU work (synchronization, allocation,
-        -- stream, event, graph calls...): under every home of their process,
-        -- as its NVTX ranges; a call with GPU-side synchronization rows
-        -- also under the device of those rows.
-        SELECT call.call_id, home.home_id
-        FROM int_runtime_calls AS call
-        JOIN _int_cpu_homes AS home ON home.proc_key = call.proc_key
-        WHERE call.call_id NOT IN (SELECT link.call_id
-            FROM int_runtime_links AS link)
-        UNION
-        SELECT sync.call_id, sync.device_id
-        FROM gpu_syncs AS sync
-        WHERE sync.call_id IS NOT NULL
-    )
-),
--- The homes of each process's CPU tracks; an NVTX row's primary slice is
--- the one under the lowest.
-cpu_homes AS (
-    SELECT
-        proc_key, home_id,
-        home_id = min(home_id) OVER (PARTITION BY proc_key) AS is_primary
-    FROM _int_cpu_homes
-),
-api AS (
-    SELECT
-        call.cat, 'X' AS ph, call.api_name AS name, call.start_ns,
-        call.end_ns, ch.home_id, 'cuda_api' AS track_class, call.proc_key,
-        call.os_pid AS key1, call.os_tid AS key2, 0 AS key3,
-        thread_track_suffix(call.os_pid, call.os_tid, tl.thread_name)
-            AS track_base_name,
-        call.call_id, call.proc_key AS owner_proc_key, call.os_pid,
-        call.os_tid, call.correlation_id, ch.is_primary,
-        -- args built at output from these columns (cuda_api_args_json)
-        call.api_full_name, CAST(call.event_class AS BIGINT) AS event_class,
-        call.return_value
-    FROM int_runtime_calls AS call
-    JOIN call_homes AS ch ON ch.call_id = call.call_id
-    LEFT JOIN thread_label AS tl ON tl.global_tid = call.global_tid
-),
--- NVTX rows drawn on the NVTX Thread tracks: push/pop ranges, start/end
--- ranges (async, see header), marks.
-nvtx_cpu_rows AS (
-    SELECT *
-    FROM stg_nvtx_events
-    WHERE nvtx_role = 'mark' OR (nvtx_role = 'range' AND end_ns >= start_ns)
-),
-nvtx_thread AS (
-    SELECT
-        'nvtx' AS cat,
-        CASE
-            WHEN e.nvtx_role = 'mark' THEN 'i'
-            WHEN e.range_kind = 'start_end' THEN 'b'
-            WHEN e.end_ns > e.start_ns THEN 'B'
-            ELSE 'X'
-        END AS ph,
-        e.message AS name, e.start_ns,
-        coalesce(e.end_ns, e.start_ns) AS end_ns,
-        ch.home_id, 'nvtx_thread' AS track_class, e.proc_key,
-        e.os_pid AS key1, e.os_tid AS key2, td.domain_rank AS key3,
-        thread_track_suffix(e.os_pid, e.os_tid, tl.thread_name)
-            || CASE WHEN td.domain_count > 1
-                THEN ' (' || e.domain_name || ')' ELSE '' END
-            AS track_base_name,
-        e.nvtx_id, e.proc_key AS owner_proc_key, e.os_pid, e.os_tid,
-        -- written member by member: members without a value are left out
-        '{"domain":' || to_json(e.domain_name)
-            || coalesce(',"category":' || CAST(e.category AS VARCHAR), '')
-            || coalesce(',"categoryName":' || to_json(cn.category_name), '')
-            || coalesce(',"color":"#' || lpad(upper(to_hex(e.color)), 8, '0')
-                || '"', '')
-            || coalesce(',"rangeId":' || CAST(e.range_id AS VARCHAR), '')
-            || CASE WHEN e.end_global_tid <> e.global_tid
-                THEN ',"endTid":' || CAST(nsys_os_tid(e.end_global_tid)
-                    AS VARCHAR) ELSE '' END
-            || CASE WHEN e.is_unclosed THEN ',"unclosed":true' ELSE '' END
-            || coalesce(',"payload":' || e.payload_json, '')
-            || '}' AS args_json,
-        e.nvtx_id AS nest_seq, ch.is_primary
-    FROM nvtx_cpu_rows AS e
-    JOIN stg_nvtx_thread_domains AS td
-        ON td.global_tid = e.global_tid AND td.domain_id = e.domain_id
-    JOIN cpu_homes AS ch ON ch.proc_key = e.proc_key
-    LEFT JOIN stg_nvtx_categories AS cn
-        ON cn.proc_key = e.proc_key AND cn.domain_id = e.domain_id
-        AND cn.category = e.category
-    LEFT JOIN thread_label AS tl ON tl.global_tid = e.global_tid
-),
--- Projected ranges (push/pop and start/end) on the NVTX Kernel track of the
--- thread that started the range, under the device the owned work ran on.
-nvtx_kernel AS (
-    SELECT
-        'nvtx_kernel' AS cat,
-        CASE WHEN p.end_ns > p.start_ns THEN 'B' ELSE 'X' END AS ph,
-        p.message AS name, p.start_ns, p.end_ns,
-        p.device_id AS home_id, 'nvtx_kernel' AS track_class, p.proc_key,
-        p.os_pid AS key1, p.os_tid AS key2, 0 AS key3,
-        thread_track_suffix(p.os_pid, p.os_tid, tl.thread_name)
-            AS track_base_name,
-        p.nvtx_id, p.device_id, p.proc_key AS owner_proc_key, p.os_pid,
-        p.os_tid,
-        json_object('domain', p.domain_name,
-            'kind', replace(p.range_kind, '_', '/'),
-            'ownership', p.ownership,
-            'gpuOps', p.gpu_op_count, 'apiCalls', p.launch_count) AS args_json,
-        p.path_order AS nest_seq, FALSE AS is_primary
-    FROM int_nvtx_gpu_projection AS p
-    LEFT JOIN thread_label AS tl ON tl.global_tid = p.global_tid
-),
--- The host home of each process with CPU-side rows.
-host_homes AS (
-    SELECT proc_key, home_id FROM int_homes WHERE home_kind = 'host'
-),
--- CPU-side calls (OS runtime, cuDNN, cuBLAS) on their per-thread track,
--- once, under the host home of the thread's process.
-cpu_calls AS (
-    SELECT
-        c.source AS cat, 'X' AS ph, c.name, c.start_ns, c.end_ns,
-        hh.home_id, c.source AS track_class, c.proc_key,
-        c.os_pid AS key1, c.os_tid AS key2, 0 AS key3,
-        host_thread_track_suffix(c.os_tid, tl.thread_name)
-            AS track_base_name,
-        c.proc_key AS owner_proc_key, c.os_pid, c.os_tid, TRUE AS is_primary,
-        c.return_value,
-        -- members without a value are left out ({} for cuDNN/cuBLAS)
-        '{' || ltrim(coalesce(',"returnValue":'
-                || CAST(c.return_value AS VARCHAR), '')
-            || CASE WHEN c.nesting_level > 0 THEN ',"nestingLevel":'
-                || CAST(c.nesting_level AS VARCHAR) ELSE '' END, ',')
-            || '}' AS args_json
-    FROM stg_cpu_calls AS c
-    JOIN host_homes AS hh ON hh.proc_key = c.proc_key
-    LEFT JOIN thread_label AS tl ON tl.global_tid = c.global_tid
-),
--- Thread states from the scheduling events, on the thread's Thread State
--- track, once, under the host home of its process.
-thread_state AS (
-    SELECT
-        'thread_state' AS cat, 'X' AS ph, st.state AS name, st.start_ns,
-        st.end_ns, hh.home_id, 'thread_state' AS track_class, st.proc_key,
-        st.os_pid AS key1, st.os_tid AS key2, 0 AS key3,
-        host_thread_track_suffix(st.os_tid, tl.thread_name)
-            AS track_base_name,
-        st.proc_key AS owner_proc_key, st.os_pid, st.os_tid,
-        TRUE AS is_primary,
-        '{' || concat_ws(',',
-            CASE WHEN st.is_running THEN '"cpu":' ELSE '"previousCpu":' END
-                || CAST(st.cpu AS VARCHAR),
-            '"threadState":' || to_json(st.thread_state)) || '}' AS args_json
-    FROM int_thread_states AS st
-    JOIN host_homes AS hh ON hh.proc_key = st.proc_key
-    LEFT JOIN thread_label AS tl ON tl.global_tid = st.global_tid
-),
--- Every column a branch may set, typed once (BY NAME fills the rest with
--- NULL of these types).
-typed AS (
+-- Every column a kind may set, typed once (BY NAME fills the rest with
+-- NULL of these types); this gives the column order.
+WITH typed AS (
     SELECT
         NULL::VARCHAR AS cat, NULL::VARCHAR AS ph, NULL::VARCHAR AS name,
         NULL::BIGINT AS start_ns, NULL::BIGINT AS end_ns,
@@ -388,18 +120,20 @@ typed AS (
         NULL::BIGINT AS nest_seq, NULL::VARCHAR AS track_class
     WHERE FALSE
 ),
+
 all_slices AS (
     SELECT * FROM typed
-    UNION ALL BY NAME SELECT * FROM gpu_executed
-    UNION ALL BY NAME SELECT * FROM gpu_projected
-    UNION ALL BY NAME SELECT * FROM gpu_sync
-    UNION ALL BY NAME SELECT * FROM cuda_event
-    UNION ALL BY NAME SELECT * FROM api
-    UNION ALL BY NAME SELECT * FROM nvtx_thread
-    UNION ALL BY NAME SELECT * FROM nvtx_kernel
-    UNION ALL BY NAME SELECT * FROM cpu_calls
-    UNION ALL BY NAME SELECT * FROM thread_state
+    UNION ALL BY NAME SELECT * FROM _int_slices_gpu_ops
+    UNION ALL BY NAME SELECT * FROM _int_slices_gpu_op_projections
+    UNION ALL BY NAME SELECT * FROM _int_slices_gpu_syncs
+    UNION ALL BY NAME SELECT * FROM _int_slices_cuda_events
+    UNION ALL BY NAME SELECT * FROM _int_slices_cuda_api
+    UNION ALL BY NAME SELECT * FROM _int_slices_nvtx
+    UNION ALL BY NAME SELECT * FROM _int_slices_nvtx_kernel
+    UNION ALL BY NAME SELECT * FROM _int_slices_cpu_calls
+    UNION ALL BY NAME SELECT * FROM _int_slices_thread_states
 ),
+
 -- The track class of each slice (track_classes, looked up in a map, not
 -- joined: slice_id numbers the rows in this order): the class order, the
 -- name before the branch's suffix, the per-thread kind in key3, the rule.
