@@ -488,3 +488,16 @@ def test_only_sources_and_staging_read_the_nsight_tables():
             continue
         raw = sorted(r for r in _reads_line(f.text) or () if r.startswith("nsys."))
         assert not raw, f"{f.relpath} reads {raw}: read them through a stg_ view"
+
+
+def test_readme_names_only_modules_that_exist():
+    """The nsys_duck/ lines of "Where things live" name modules that exist
+    (a module renamed or removed makes the block stale)."""
+    root = packaged_sql_dir()
+    if not (root.parent / "README.md").is_file():
+        pytest.skip("README.md is not beside the SQL folder (installed wheel)")
+    text = (root.parent / "README.md").read_text(encoding="utf-8")
+    block = text.split("### Where things live", 1)[1].split("```", 2)[1]
+    named = set(re.findall(r"\b(\w+)\.py\b", block))
+    modules = {p.stem for p in (root.parent / "nsys_duck").glob("*.py")}
+    assert named and named <= modules, sorted(named - modules)
