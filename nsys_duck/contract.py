@@ -8,7 +8,9 @@ tag a line (docs/sql.md, "Header tags"):
     streams), ``writer-input`` (that view, or a view it is made of),
     ``check-input`` (the checks' description of the same events),
     ``kineto-events`` and ``kineto-headers`` (what the Kineto writer
-    streams), ``parquet`` (NAME.perfetto.parquet's rows).
+    streams), ``parquet`` (NAME.perfetto.parquet's rows), ``summary`` and
+    ``split-summary`` (the (metric, value) rows printed after a run, in
+    that order: :func:`summary_queries`).
 ``-- Columns: NAME TYPE, ...``
     the columns and DuckDB types the file promises (the writers' and the
     Parquet readers' view of it); the list goes on over the next comment
@@ -251,6 +253,18 @@ def parquet_query(files: list[SqlFile]) -> str:
     ``trace_slices``), in its declared order."""
     (query,) = writer_queries("parquet", "*", files)
     return query
+
+
+def summary_queries(files: list[SqlFile]) -> list[str]:
+    """The queries of the summary rows (metric, value) a run prints: the
+    view with role ``summary`` (a merge's own ``trace_summary``), then the
+    one with role ``split-summary``, each read as its ``Python reads:``
+    lines say."""
+    return [
+        query
+        for role in ("summary", "split-summary")
+        for query in writer_queries(role, "metric, value", files)
+    ]
 
 
 def check_outputs(con: duckdb.DuckDBPyConnection, files: list[SqlFile]) -> None:

@@ -221,7 +221,7 @@ def write_outputs(
         out.kineto_files = [spec.ws.kineto_dir / path.name for path, _ in kineto.files]
         out.kineto_written = True
     step.now = "the summary"
-    out.summary = read_summary(con) + [
+    out.summary = read_summary(con, files) + [
         ("JSON events", events),
         ("JSON size, uncompressed (MB)", round(json_bytes / 1e6, 1)),
         ("Parquet rows", rows),
@@ -246,11 +246,12 @@ def write_json(con, out: Written, progress: Progress) -> tuple[int, int]:
     return events, json_bytes
 
 
-def read_summary(con: duckdb.DuckDBPyConnection) -> list[tuple[str, object]]:
-    """The summary rows of ``trace_summary`` (print order) and
-    ``trace_split_summary``."""
-    rows = con.execute("SELECT metric, value FROM trace_summary ORDER BY ord, metric").fetchall()
-    return rows + con.execute("SELECT metric, value FROM trace_split_summary").fetchall()
+def read_summary(
+    con: duckdb.DuckDBPyConnection, files: list[pipeline.SqlFile]
+) -> list[tuple[str, object]]:
+    """The (metric, value) rows the run prints, in print order, from the
+    views the SQL declares (:func:`contract.summary_queries`)."""
+    return [row for q in contract.summary_queries(files) for row in con.execute(q).fetchall()]
 
 
 def validation_message(rep) -> str:

@@ -219,3 +219,20 @@ def test_an_unknown_merge_tag_is_refused(tmp_path, tag):
     path.write_text(f"-- x: a view\n-- Merge: {tag}\n\nCREATE VIEW x AS SELECT 1;\n")
     with pytest.raises(SqlStageError, match=r"x\.sql: Merge tag"):
         contract.declaration(pipeline.SqlFile("x.sql", path))
+
+
+def test_the_summary_a_run_prints_is_declared_in_the_sql():
+    """convert and merge print the rows of the views with roles summary and
+    split-summary, in that order; a merge's own trace_summary replaces the
+    conversion's (40_trace_summary.sql is not run in a merge)."""
+    from nsys_duck import merge
+
+    convert_queries = contract.summary_queries(pipeline.sql_files())
+    merge_queries = contract.summary_queries(merge.merge_files())
+    split = "SELECT metric, value FROM trace_split_summary"
+    assert convert_queries == [
+        "SELECT metric, value FROM trace_summary ORDER BY ord, metric",
+        split,
+    ]
+    assert merge_queries == convert_queries  # same views by name, the merge's file
+    assert not any(f.relpath == "40_trace/40_trace_summary.sql" for f in merge.merge_files())

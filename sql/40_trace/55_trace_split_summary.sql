@@ -6,6 +6,8 @@
 -- Invariants: only lines with a count above zero; "trace parts" when the
 -- trace is split. A flow is drawn when both its slices are in the
 -- selection and in one part; the others are counted here, never cut.
+-- Role: split-summary (printed after the summary)
+-- Columns: metric VARCHAR, value BIGINT
 
 CREATE OR REPLACE VIEW trace_split_summary AS
 WITH flows AS (

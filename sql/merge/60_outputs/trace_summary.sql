@@ -11,6 +11,8 @@
 -- lost in the merge shows. A
 -- table (read once): the merged database reads no file.
 -- Columns: metric VARCHAR, value BIGINT
+-- Role: summary (the merge's counts, printed first)
+-- Python reads: ORDER BY ord, metric
 
 CREATE OR REPLACE TABLE trace_summary AS
 WITH reported AS (
