@@ -20,6 +20,7 @@ from . import __version__, sqlrun
 from .console import fail, progress_bar, silence_stdout
 from .convert import Options, convert
 from .errors import InputError, NsysDuckError
+from .outputs import TRACE_FORMATS
 from .serve import DEFAULT_PORT, run_open
 from .summary import outcome_line, print_merge_summary, print_summary, progress_counts
 
@@ -83,7 +84,7 @@ def parse_devices(text: str | None) -> tuple[int, ...]:
 trace_format_option = click.option(
     "--format",
     "trace_format",
-    type=click.Choice(["perfetto", "kineto", "both"]),
+    type=click.Choice(TRACE_FORMATS),
     default="perfetto",
     show_default=True,
     help="Which trace to write: perfetto (NAME.perfetto.json.gz), kineto (NAME.kineto/: "

@@ -490,10 +490,6 @@ def _listed_name(ws: Workspace, name: str) -> bool:
     return Path(name).name == name
 
 
-# --format: which traces a conversion (and a merge) writes
-TRACE_FORMATS = ("perfetto", "kineto", "both")
-
-
 def make_workspace_dir(ws: Workspace) -> None:
     """Create the workspace folder (and its parents) if missing.
 
@@ -632,89 +628,74 @@ def _convert_locked(
         source, ws, opts, progress, timings
     )
     spill = Path(tempfile.mkdtemp(prefix=".duckdb-spill-", dir=ws.dir))
-    tmp_files: list[Path] = []
     spec = outputs.OutputSpec(
-        ws,
-        opts.trace_format,
-        opts.validate,
-        _no_events_message,
-        opts.memory_limit,
-        spill,
+        ws, opts.trace_format, opts.validate, _no_events_message, opts.memory_limit, spill
     )
-    con: duckdb.DuckDBPyConnection | None = None
     step = Step("the SQL stages")
-    out = None
     try:
-        with named_failures(step, ws, opts.memory_limit, export_dir=export_dir):
-            db_tmp = writers.temp_path(ws.database) if opts.database else None
-            if db_tmp is not None:
-                tmp_files += [db_tmp, db_tmp.with_name(db_tmp.name + ".wal")]
-            con = open_database(opts, spill, db_tmp)
-            notes = sources.ExportNotes()
-            files, built = build(
-                con, export_dir, opts, progress, notes=notes, save_tables=opts.database
-            )
-            timings += built
-            out = outputs.write_outputs(con, files, spec, step, progress, watch, tmp_files)
-            timings += out.timings
-            out.timings = timings
-            base_ns = con.execute("SELECT base_ns FROM trace_base").fetchall()[0][0]
-            window = outputs.read_window(con) if opts.window else None  # (it counts slices)
-            export_info = read_export_info(con)
-            too_new = export_info.pop("_not_in_schema")
-            notes.filled_columns = [c for c in notes.filled_columns if c not in too_new]
-            step.now = "saving NAME.duckdb"
-            _close_database(con, opts, ws, out, db_tmp, progress)
-            con = None
-        out.summary += _notes_summary(notes)
-        try:
-            outputs.validate_edited_json(out, files, spec, progress, watch)
-        except OSError as exc:
-            raise os_failure(exc, ws) from None
-        checked = out.checked
-        write_manifest = _manifest_writer(opts, ws, out, record)
-        published = outputs.publish(out, ws, write_manifest)
-        tmp_files.clear()
-        return Result(
-            source,
-            ws,
-            nsys_version,
-            reused,
-            out.summary,
-            published,
-            [f.relpath for f in files if f.overridden],
-            [f.relpath for f in files if f.added],
-            timings,
-            base_ns,
-            checked is not None,
-            checked.seconds if checked is not None else 0.0,
-            export_info=export_info,
-            notes=[*notes_out, *out.notes],
-            source_sha256=sha256,
-            checks=len(checked.checks) if checked else 0,
-            file_validated=out.file_validated,
-            window=window,
-        )
-    finally:
-        if con is not None:
+        with outputs.Scratch(ws) as scratch:
+            with named_failures(step, ws, opts.memory_limit, export_dir=export_dir):
+                db_tmp = writers.temp_path(ws.database) if opts.database else None
+                if db_tmp is not None:
+                    scratch.files += [db_tmp, db_tmp.with_name(db_tmp.name + ".wal")]
+                con = scratch.con = open_database(opts, spill, db_tmp)
+                notes = sources.ExportNotes()
+                files, built = build(
+                    con, export_dir, opts, progress, notes=notes, save_tables=opts.database
+                )
+                timings += built
+                out = outputs.write_outputs(con, files, spec, step, progress, watch, scratch)
+                timings += out.timings
+                out.timings = timings
+                base_ns = con.execute("SELECT base_ns FROM trace_base").fetchall()[0][0]
+                window = outputs.read_window(con) if opts.window else None  # (counts slices)
+                export_info = read_export_info(con)
+                too_new = export_info.pop("_not_in_schema")
+                notes.filled_columns = [c for c in notes.filled_columns if c not in too_new]
+                step.now = "saving NAME.duckdb"
+                _close_database(scratch, opts, ws, out, db_tmp, progress)
+            out.summary += _notes_summary(notes)
             try:
-                con.close()  # before its files are removed (no late writes)
-            except duckdb.Error:
-                pass
-        writers.discard(tmp_files)
-        if out is not None:
-            shutil.rmtree(out.kineto_tmp, ignore_errors=True)
+                outputs.validate_edited_json(out, files, spec, progress, watch)
+            except OSError as exc:
+                raise os_failure(exc, ws) from None
+            write_manifest = _manifest_writer(opts, ws, out, record)
+            published = outputs.publish(out, scratch, ws, write_manifest)
+    finally:
         shutil.rmtree(spill, ignore_errors=True)
+    checked = out.checked
+    return Result(
+        source,
+        ws,
+        nsys_version,
+        reused,
+        out.summary,
+        published,
+        [f.relpath for f in files if f.overridden],
+        [f.relpath for f in files if f.added],
+        timings,
+        base_ns,
+        checked is not None,
+        checked.seconds if checked is not None else 0.0,
+        export_info=export_info,
+        notes=[*notes_out, *out.notes],
+        source_sha256=sha256,
+        checks=len(checked.checks) if checked else 0,
+        file_validated=out.file_validated,
+        window=window,
+    )
 
 
-def _close_database(con, opts: Options, ws: Workspace, out, db_tmp, progress: Progress) -> None:
+def _close_database(
+    scratch: outputs.Scratch, opts: Options, ws: Workspace, out, db_tmp, progress: Progress
+) -> None:
     """Close the run's DuckDB; with ``opts.database`` it is NAME.duckdb
     (the export's tables kept, checkpointed), published with the rest."""
     progress("saving the SQL database" if opts.database else "closing", None)
     with timed(out.timings, "save NAME.duckdb" if opts.database else "close DuckDB"):
         if opts.database:
-            database.keep_export_tables(con)
-        con.close()  # checkpoints NAME.duckdb (when the run is in it)
+            database.keep_export_tables(scratch.con)
+        scratch.close_connection()  # checkpoints NAME.duckdb (when the run is in it)
         if opts.database:
             out.add(ws.database, db_tmp)
 

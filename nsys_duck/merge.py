@@ -28,7 +28,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import __version__, catalog, contract, manifest, outputs, pipeline, writers
+from . import __version__, catalog, contract, manifest, outputs, pipeline
 from .convert import NOTE_METRICS, Options, make_workspace_dir, open_database, up_to_date
 from .errors import InputError, NsysDuckError
 from .failures import Step, named_failures, one_line
@@ -534,16 +534,12 @@ def _run_merge(
         spill,
     )
     step = Step("the merge's SQL stages")
-    tmp_files: list[Path] = []
-    out = None
-    con = open_database(copt, spill, db_tmp)
-    try:
+    with outputs.Scratch(ws) as scratch:
+        con = scratch.con = open_database(copt, spill, db_tmp)
         with named_failures(step, ws, copt.memory_limit, command="merge"):
             files = _build_merge(con, ws, dataset, opts, progress, first_db)
-            out = outputs.write_outputs(con, files, spec, step, progress, watch, tmp_files)
-            base_ns, first_ns = con.execute("SELECT base_ns, first_ns FROM trace_base").fetchall()[
-                0
-            ]
+            out = outputs.write_outputs(con, files, spec, step, progress, watch, scratch)
+            base_ns, first_ns = con.execute("SELECT base_ns, first_ns FROM trace_base").fetchone()
             window = outputs.read_window(con) if opts.window else None  # (it counts slices)
             reports = [
                 ReportRow(*r)
@@ -552,8 +548,7 @@ def _run_merge(
                     "rank_source, align_ns FROM merge_reports ORDER BY ordinal"
                 ).fetchall()
             ]
-            con.close()
-            con = None
+            scratch.close_connection()
             out.add(ws.database, db_tmp)
             outputs.validate_edited_json(out, files, spec, progress, watch)
 
@@ -565,17 +560,11 @@ def _run_merge(
 
         published = outputs.publish(
             out,
+            scratch,
             ws,
             lambda files: _write_manifest(ws, opts, reports, files, sources),
             before=move_dataset,
         )
-        tmp_files.clear()
-    finally:
-        if con is not None:
-            con.close()
-        writers.discard(tmp_files)
-        if out is not None:
-            shutil.rmtree(out.kineto_tmp, ignore_errors=True)
     checked = out.checked
     return MergeResult(
         ws,

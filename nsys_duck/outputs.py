@@ -39,6 +39,10 @@ NO_KINETO_RANK = (
 )
 
 
+# --format: which traces a conversion (and a merge) writes
+TRACE_FORMATS = ("perfetto", "kineto", "both")
+
+
 def writes_perfetto(trace_format: str) -> bool:
     """``--format`` asks for the Perfetto JSON (``perfetto``, ``both``)."""
     return trace_format in ("perfetto", "both")
@@ -123,6 +127,36 @@ class Written:
         self.tmps.append(tmp)
 
 
+class Scratch:
+    """What a run holds while it writes, given back when it ends however it
+    ends (a ``with`` block): its DuckDB connection (``con``, closed first,
+    so no late write lands in a removed file), the temporary files
+    (``files``: removed unless published, see :func:`publish`) and the
+    Kineto folder while written (``kineto_tmp``)."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.con: duckdb.DuckDBPyConnection | None = None
+        self.files: list[Path] = []
+        self.kineto_tmp = writers.temp_path(ws.kineto_dir)
+
+    def __enter__(self) -> Scratch:
+        return self
+
+    def close_connection(self) -> None:
+        """Close ``con`` now (a closed database file can be published)."""
+        con, self.con = self.con, None
+        if con is not None:
+            con.close()
+
+    def __exit__(self, *exc) -> None:
+        try:
+            self.close_connection()
+        except duckdb.Error:
+            pass
+        writers.discard(self.files)
+        shutil.rmtree(self.kineto_tmp, ignore_errors=True)
+
+
 @contextmanager
 def timed(timings: list[pipeline.StageTiming], label: str) -> Iterator[None]:
     """Append how long the ``with`` body took to ``timings`` as ``label``
@@ -173,12 +207,11 @@ def write_outputs(
     step: Step,
     progress: Progress,
     watch: InterruptWatch,
-    written_tmps: list[Path],
+    scratch: Scratch,
 ) -> Written:
     """Check the relations and write every output file under a temporary
     name; ``step.now`` names what runs (for a failure's sentence) and
-    ``written_tmps`` collects the temporaries (the caller removes them if
-    the run fails).
+    ``scratch`` holds the temporaries (removed if the run fails).
 
     Raises NoEventsError, CheckFailed, duckdb.Error and OSError (the caller
     turns them into one sentence: :func:`failures.named_failures`).
@@ -190,9 +223,9 @@ def write_outputs(
     checked = contract_checks(con, files, spec, progress, watch, timings)
     traces = chosen_traces(con, spec.trace_format)
     finals, tmps = trace_files(con, spec, traces)
-    written_tmps.extend(tmps)
+    scratch.files.extend(tmps)
     n_json = len(finals) - 2
-    kineto_tmp = writers.temp_path(spec.ws.kineto_dir)
+    kineto_tmp = scratch.kineto_tmp
     out = Written(
         finals,
         tmps,
@@ -303,6 +336,7 @@ def validate_edited_json(
 
 def publish(
     out: Written,
+    scratch: Scratch,
     ws: Workspace,
     write_manifest: Callable[[list[Path]], None],
     before: Callable[[], None] | None = None,
@@ -328,6 +362,7 @@ def publish(
                 writers.publish_folder(out.kineto_tmp, ws.kineto_dir)
             elif ws.kineto_dir.exists():
                 shutil.rmtree(ws.kineto_dir)  # an earlier run's: it would disagree
+            scratch.files.clear()  # in place now
             files = [*out.finals, *out.kineto_files]
             write_manifest(files)
     except OSError as exc:

@@ -501,3 +501,17 @@ def test_readme_names_only_modules_that_exist():
     named = set(re.findall(r"\b(\w+)\.py\b", block))
     modules = {p.stem for p in (root.parent / "nsys_duck").glob("*.py")}
     assert named and named <= modules, sorted(named - modules)
+
+
+def test_each_stage_has_one_header():
+    """One header a file (what it produces, reads, its invariants): a file
+    split from an older one must not keep that file's header too, whose
+    second Reads: line would contradict the first. Macros and the typed
+    stand-ins read nothing."""
+    root = packaged_sql_dir()
+    readless = {"00_macros/macros.sql", "10_sources/nsys_tables.sql"}
+    readless.add("10_sources/nsys_column_versions.sql")
+    for path in sorted(root.rglob("*.sql")):
+        rel = path.relative_to(root).as_posix()
+        n = len(re.findall(r"^-- Reads:", path.read_text(encoding="utf-8"), re.MULTILINE))
+        assert n == (0 if rel in readless else 1), f"{rel}: {n} Reads: lines"

@@ -3,7 +3,6 @@
 -- Reads: nsys.CUPTI_ACTIVITY_KIND_GRAPH_TRACE,
 -- nsys.CUPTI_ACTIVITY_KIND_KERNEL, nsys.CUPTI_ACTIVITY_KIND_MEMCPY,
 -- nsys.CUPTI_ACTIVITY_KIND_MEMSET, nsys.TARGET_INFO_CUDA_CONTEXT_INFO.
--- nsys.TARGET_INFO_CUDA_CONTEXT_INFO.
 -- Why: CUPTI's synchronization and CUDA event records carry a context, not
 -- a device, and the deviceId Nsight exports for them is 0 whatever the
 -- device (cori_omp_offload_dev5: kernels on device 5, its sync rows say
@@ -14,21 +13,6 @@
 -- fall back to the exported deviceId only when neither knows the context.
 -- Invariants: one row per (proc_key, context_id) (or, from CONTEXT_INFO,
 -- per (os_pid, context_id) with proc_key NULL); the activity tables win
--- over CONTEXT_INFO.
-
--- stg_context_devices: the GPU device of each CUDA context of each process.
---
--- Reads: nsys.CUPTI_ACTIVITY_KIND_{KERNEL,MEMCPY,MEMSET,GRAPH_TRACE},
--- nsys.TARGET_INFO_CUDA_CONTEXT_INFO.
--- Why: CUPTI's synchronization and CUDA event records carry a context, not
--- a device, and the deviceId Nsight exports for them is 0 whatever the
--- device (cori_omp_offload_dev5: kernels on device 5, its sync rows say
--- 0; nsysai_h100_2gpu_1s: process 112 runs on device 1, its sync rows say
--- 0). A context belongs to one device, so their device is that of the
--- context: from the GPU work of the same (process, context), else from
--- TARGET_INFO_CUDA_CONTEXT_INFO (processId is the OS pid there); callers
--- fall back to the exported deviceId only when neither knows the context.
--- Invariants: one row per (proc_key, context_id); the activity tables win
 -- over CONTEXT_INFO. Macro context_device(proc_key, os_pid, context_id,
 -- exported_device_id): the lookup every such record uses.
 

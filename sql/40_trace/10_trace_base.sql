@@ -14,7 +14,7 @@
 -- first_ns: the earliest slice start (every emitted time lies in a slice),
 -- which Perfetto takes as the trace's start (trace_bounds.start_ts) and
 -- ui.perfetto.dev shows as 0; --window counts from it (trace_selection).
--- Columns: base_ns BIGINT
+-- Columns: base_ns BIGINT, first_ns BIGINT
 
 CREATE OR REPLACE TABLE trace_base AS
 WITH span AS (

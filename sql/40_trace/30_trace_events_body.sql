@@ -21,28 +21,6 @@
 -- Role: writer-input
 -- Columns: event_json VARCHAR, ph VARCHAR
 
--- trace_events: the Chrome Trace JSON, one event object per row (text).
--- trace_events_body holds events whose file order does not matter (metadata,
--- X, flows, NVTX marks as thread instants "i" with "s":"t");
--- trace_events_stacks holds the B/E events and the async b/e pairs of NVTX
--- start/end ranges, which the writer emits in (tid, ts, order) order.
---
--- Reads: int_gpu_op_args, trace_base, int_homes, int_tracks, int_slices_on_tracks, int_flows.
--- Invariants: ts/dur are exact decimal us from integer ns relative to
--- trace_base (json_us); strings go through to_json (UTF-8, control
--- characters escaped, no surrogate escapes); pid/tid are integers in
--- 1..2^31-1; every process and track has name and sort-index metadata;
--- base_ns is args.epoch_ns of every process_name event. Flows: one 's' and
--- one 'f' ("bp":"e") with the same integer id, cat and name.
--- Order of B/E in the file matters to Perfetto only between events with the
--- same ts on one track (perfetto-json.md 2): parents open first (longer
--- first) and inner ranges close first.
--- Async (NVTX start/end, perfetto-json.md 3.5): cat "nvtx", "id2":{"local":
--- nvtx_id}, so each range is its own cookie on a process-scoped async track
--- of the home (free overlap, never a global track); "e" repeats name and
--- cat. Only the b and e of one range can need an order (a zero-length
--- range): b sorts before e at equal ts (phases 2, 3, after any B/E).
-
 CREATE OR REPLACE VIEW trace_events_body AS
 WITH base AS (SELECT base_ns FROM trace_base)
 -- process metadata

@@ -32,7 +32,7 @@
 -- rows that are not drawn.
 -- Invariants: counts come from the same views the writers read, so they
 -- match the files (the JSON event count is added by the writer).
--- Columns: metric VARCHAR, value BIGINT
+-- Columns: ord BIGINT, metric VARCHAR, value BIGINT
 -- Role: summary (the run's counts, printed first)
 -- Python reads: ORDER BY ord, metric
 -- Merge: copied, not run (merge/60_outputs/trace_summary.sql sums them)

@@ -6,18 +6,6 @@
 -- row in int_slice_lanes / int_slice_levels.
 -- Column comments from: int_slices.
 
--- int_tracks: one row per Perfetto thread track (base track x lane x
--- continuation level) with its name, sort position and JSON tid;
--- int_slices_placed: every slice with its lane and level.
---
--- Reads: int_slices, int_slice_lanes, int_slice_levels, int_homes.
--- Invariants: json_tid is unique in the whole trace, 1..N in sort order
--- (Perfetto needs integer pid/tid in 1..2^31-1); lanes sit right after
--- their track ("NAME #2"...), and a continuation track for stacks deeper
--- than Perfetto keeps ("NAME (depth 501-1000)", 20_int_slice_levels.sql)
--- right after the track or lane it continues. thread_sort_index follows the
--- contract's order inside each device.
-
 CREATE OR REPLACE VIEW int_slices_placed AS
 SELECT s.*, coalesce(l.lane, 1) AS lane, coalesce(v.level, 0) AS level
 FROM int_slices AS s

@@ -10,7 +10,7 @@
 -- drawn: is_placeable) are counted again on the merged tables, so a report
 -- lost in the merge shows. A
 -- table (read once): the merged database reads no file.
--- Columns: metric VARCHAR, value BIGINT
+-- Columns: ord BIGINT, metric VARCHAR, value BIGINT
 -- Role: summary (the merge's counts, printed first)
 -- Python reads: ORDER BY ord, metric
 
