@@ -173,12 +173,17 @@ CREATE OR REPLACE MACRO host_thread_track_suffix(os_tid, thread_name) AS
 -- continuation track every this many levels (20_int_slice_levels.sql).
 CREATE OR REPLACE MACRO track_depth_levels() AS 500;
 
--- A GPU activity row (kernel, copy, memset, graph execution, sync record)
--- that can be drawn: both times, end not before start, a device (>= 0).
--- Rows failing it are counted by reason in stg_skipped_rows.
-CREATE OR REPLACE MACRO nsys_drawable_gpu_row(start_ns, end_ns, device_id) AS
-    start_ns IS NOT NULL AND end_ns IS NOT NULL AND end_ns >= start_ns
-    AND device_id >= 0;
+-- Why a GPU activity row (kernel, copy, memset, graph execution, sync
+-- record) cannot be drawn, the first reason that applies: a time missing,
+-- end before start, no device, a negative device; NULL for a drawable row.
+-- The staging views keep the NULL rows; stg_skipped_rows counts the others.
+CREATE OR REPLACE MACRO nsys_gpu_row_skip_reason(start_ns, end_ns, device_id) AS
+    CASE
+        WHEN start_ns IS NULL OR end_ns IS NULL THEN 'NULL start or end'
+        WHEN end_ns < start_ns THEN 'end before start'
+        WHEN device_id IS NULL THEN 'NULL deviceId'
+        WHEN device_id < 0 THEN 'negative deviceId'
+    END;
 
 -- The part of a split JSON trace that holds an event whose slice starts at
 -- ts (UTC-epoch ns, not NULL): 1 + the number of part starts at or before

@@ -2,8 +2,8 @@
 -- call: OS runtime library calls (OSRT_API: pthread_mutex_lock, poll,
 -- read...), cuDNN calls (CUDNN_EVENTS) and cuBLAS calls (CUBLAS_EVENTS).
 --
--- Reads: cpu_trace_sources, nsys.CUBLAS_EVENTS, nsys.CUDNN_EVENTS,
--- nsys.OSRT_API, nsys.StringIds, stg_export_info.
+-- Reads: _stg_cpu_call_rows, cpu_trace_sources, nsys.StringIds,
+-- stg_export_info.
 -- Invariants: only the tables of the sources kept (template list
 -- cpu_sources: --no-osrt, --no-cudnn, --no-cublas leave one out); source is
 -- the table's cpu_trace_sources.source (also the slices' cat). Every row is a call,
@@ -14,28 +14,15 @@
 -- in stg_name_fallbacks like the API names). return_value (OSRT only: the
 -- function's return, e.g. -1 for a failed read) and nesting_level (OSRT:
 -- calls made inside another traced call, such as fopen's open, are 1+)
--- are NULL for the libraries. Rows with a NULL start or end, end < start or
--- a NULL globalTid are NOT here: stg_skipped_rows counts them. Times are
--- UTC-epoch ns (+ stg_export_info.time_offset_ns).
+-- are NULL for the libraries. Rows with a skip_reason (_stg_cpu_call_rows:
+-- a NULL start or end, end < start or a NULL globalTid) are NOT here:
+-- stg_skipped_rows counts them. Times are UTC-epoch ns
+-- (+ stg_export_info.time_offset_ns).
 
 CREATE OR REPLACE VIEW stg_cpu_calls AS
-WITH calls AS (
-    SELECT
-        'OSRT_API' AS table_name, start, "end", eventClass, globalTid, nameId,
-        returnValue, nestingLevel
-    FROM nsys.OSRT_API
-    UNION ALL BY NAME
-    SELECT
-        'CUDNN_EVENTS' AS table_name, start, "end", eventClass, globalTid, nameId
-    FROM nsys.CUDNN_EVENTS
-    UNION ALL BY NAME
-    SELECT
-        'CUBLAS_EVENTS' AS table_name, start, "end", eventClass, globalTid, nameId
-    FROM nsys.CUBLAS_EVENTS
-),
-names AS (
+WITH names AS (
     SELECT ids.name_id, clean_text(s.value) AS name
-    FROM (SELECT DISTINCT nameId AS name_id FROM calls) AS ids
+    FROM (SELECT DISTINCT nameId AS name_id FROM _stg_cpu_call_rows) AS ids
     LEFT JOIN nsys.StringIds AS s ON s.id = ids.name_id
 )
 SELECT
@@ -51,13 +38,12 @@ SELECT
     coalesce(nullif(n.name, ''), '[unnamed call]') AS name,
     CAST(c.returnValue AS BIGINT) AS return_value,
     CAST(c.nestingLevel AS BIGINT) AS nesting_level
-FROM calls AS c
+FROM _stg_cpu_call_rows AS c
 JOIN cpu_trace_sources AS src ON src.table_name = c.table_name
 CROSS JOIN stg_export_info AS x
 LEFT JOIN names AS n ON n.name_id IS NOT DISTINCT FROM c.nameId
 WHERE src.source IN ({% for s in cpu_sources %}'{{ s }}', {% endfor %}NULL)
-    AND c.start IS NOT NULL AND c."end" IS NOT NULL
-    AND c."end" >= c.start AND c.globalTid IS NOT NULL;
+    AND c.skip_reason IS NULL;
 
 COMMENT ON VIEW stg_cpu_calls IS 'The CPU-side calls Nsight traced outside CUDA (OSRT_API, CUDNN_EVENTS, CUBLAS_EVENTS), one row per call, for the sources kept.';
 COMMENT ON COLUMN stg_cpu_calls.source IS 'cpu_trace_sources.source: osrt, cudnn or cublas (also the cat of its slices).';

@@ -2,9 +2,8 @@
 -- (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION), one row each, with the kind of
 -- synchronization named.
 --
--- Reads: nsys.CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
--- nsys.ENUM_CUPTI_SYNC_TYPE, stg_context_devices, stg_export_info,
--- sync_types.
+-- Reads: _stg_gpu_sync_rows, nsys.ENUM_CUPTI_SYNC_TYPE,
+-- stg_context_devices, stg_export_info, sync_types.
 -- Grain: one row per record: the interval CUPTI gives the synchronizing
 -- call (cudaStreamSynchronize, cudaEventSynchronize, cudaStreamWaitEvent,
 -- cudaDeviceSynchronize, cuCtxSynchronize ...), linked to that call by
@@ -43,9 +42,9 @@ WITH rows AS (
         nsys_proc_key(coalesce(s.globalPid, 0)) AS proc_key,
         nsys_os_pid(coalesce(s.globalPid, 0)) AS os_pid,
         s.syncType AS exported_sync_type
-    FROM nsys.CUPTI_ACTIVITY_KIND_SYNCHRONIZATION AS s
+    FROM _stg_gpu_sync_rows AS s
     CROSS JOIN stg_export_info AS x
-    WHERE nsys_drawable_gpu_row(s.start, s."end", s.deviceId)
+    WHERE s.skip_reason IS NULL
 )
 SELECT
     rows.*,

@@ -2,7 +2,7 @@
 -- graph-level trace mode (CUPTI_ACTIVITY_KIND_GRAPH_TRACE, the default
 -- --cuda-graph-trace=graph of Nsight Systems 2025.5+ exports).
 --
--- Reads: nsys.CUPTI_ACTIVITY_KIND_GRAPH_TRACE, stg_export_info.
+-- Reads: _stg_graph_execution_rows, stg_export_info.
 -- Grain: one row per graph launch as executed on the GPU; it carries the
 -- correlationId of its cudaGraphLaunch (per process, as kernels do). In
 -- graph-level mode the graph's kernels have no KERNEL rows: this row is the
@@ -28,9 +28,9 @@ SELECT
     CAST(g.graphExecId AS BIGINT) AS graph_exec_id,
     nullif(CAST(g.greenContextId AS BIGINT), 0) AS green_context_id,
     'CUDA graph ' || coalesce(CAST(g.graphId AS VARCHAR), '?') AS name
-FROM nsys.CUPTI_ACTIVITY_KIND_GRAPH_TRACE AS g
+FROM _stg_graph_execution_rows AS g
 CROSS JOIN stg_export_info AS x
-WHERE nsys_drawable_gpu_row(g.start, g."end", g.deviceId);
+WHERE g.skip_reason IS NULL;
 
 COMMENT ON VIEW stg_graph_executions IS 'One row per CUDA graph execution recorded in graph-level trace mode (CUPTI_ACTIVITY_KIND_GRAPH_TRACE, the default --cuda-graph-trace=graph of Nsight Systems 2025.5+ exports).';
 COMMENT ON COLUMN stg_graph_executions.start_ns IS 'Start, UTC-epoch ns (Nsight''s clock).';

@@ -1,8 +1,8 @@
 -- stg_kernels: one row per kernel (CUPTI_ACTIVITY_KIND_KERNEL), as CUPTI
 -- timed it, with its names resolved.
 --
--- Reads: nsys.CUPTI_ACTIVITY_KIND_KERNEL, nsys.StringIds,
--- stg_enum_labels, stg_export_info.
+-- Reads: _stg_kernel_rows, nsys.StringIds, stg_enum_labels,
+-- stg_export_info.
 -- Grain: one row per kernel execution. Not unique on correlation_id: the
 -- kernels of one CUDA-graph launch share their launch's id.
 -- Invariants: times are integer UTC-epoch ns (Nsight's value plus
@@ -64,11 +64,11 @@ SELECT
     CAST(k.localMemoryTotal AS BIGINT) AS local_memory_total,
     CAST(k.sharedMemoryExecuted AS BIGINT) AS shared_memory_executed,
     CAST(k.gridId AS BIGINT) AS grid_id
-FROM nsys.CUPTI_ACTIVITY_KIND_KERNEL AS k
+FROM _stg_kernel_rows AS k
 CROSS JOIN stg_export_info AS x
 LEFT JOIN nsys.StringIds AS short_str ON short_str.id = k.shortName
 LEFT JOIN nsys.StringIds AS demangled_str ON demangled_str.id = k.demangledName
-WHERE nsys_drawable_gpu_row(k.start, k."end", k.deviceId);
+WHERE k.skip_reason IS NULL;
 
 COMMENT ON VIEW stg_kernels IS 'One row per kernel execution (CUPTI_ACTIVITY_KIND_KERNEL) with UTC-epoch ns times and names resolved through StringIds; undrawable rows are counted in stg_skipped_rows instead.';
 COMMENT ON COLUMN stg_kernels.start_ns IS 'Start, UTC-epoch ns.';

@@ -1,8 +1,8 @@
 -- stg_memcpys: one row per memory copy (CUPTI_ACTIVITY_KIND_MEMCPY), as
 -- CUPTI timed it, with its kind labelled and its projection decided.
 --
--- Reads: copy_kinds, nsys.CUPTI_ACTIVITY_KIND_MEMCPY,
--- nsys.ENUM_CUDA_MEMCPY_OPER, stg_enum_labels, stg_export_info.
+-- Reads: _stg_memcpy_rows, copy_kinds, nsys.ENUM_CUDA_MEMCPY_OPER,
+-- stg_enum_labels, stg_export_info.
 -- Invariants: as stg_kernels (UTC-epoch ns, undrawable rows
 -- counted in stg_skipped_rows, NULL context/stream read as 0).
 -- The kind comes from copy_kinds (the row with copy_kind NULL for a NULL or
@@ -52,7 +52,7 @@ FROM (
                 WHERE copy_kind IS NOT NULL)[CAST(copyKind AS BIGINT)],
             (SELECT any_value(k) FROM copy_kinds AS k
                 WHERE copy_kind IS NULL)) AS kind
-    FROM nsys.CUPTI_ACTIVITY_KIND_MEMCPY
+    FROM _stg_memcpy_rows
 ) AS m
 CROSS JOIN stg_export_info AS x
 -- code -> label of ENUM_CUDA_MEM_KIND, one map (one row)
@@ -62,7 +62,7 @@ CROSS JOIN (
 ) AS mem_kinds
 LEFT JOIN nsys.ENUM_CUDA_MEMCPY_OPER AS kind_enum
     ON kind_enum.id = CAST(m.copyKind AS BIGINT)
-WHERE nsys_drawable_gpu_row(m.start, m."end", m.deviceId);
+WHERE m.skip_reason IS NULL;
 
 COMMENT ON VIEW stg_memcpys IS 'One row per memory copy (CUPTI_ACTIVITY_KIND_MEMCPY) with UTC-epoch ns times, its kind labelled and its projection (copy_kinds).';
 COMMENT ON COLUMN stg_memcpys.start_ns IS 'Start, UTC-epoch ns.';

@@ -1,7 +1,7 @@
 -- stg_memsets: one row per memset (CUPTI_ACTIVITY_KIND_MEMSET), as CUPTI
 -- timed it.
 --
--- Reads: nsys.CUPTI_ACTIVITY_KIND_MEMSET, stg_enum_labels, stg_export_info.
+-- Reads: _stg_memset_rows, stg_enum_labels, stg_export_info.
 -- Invariants: as stg_kernels (UTC-epoch ns, undrawable rows
 -- counted in stg_skipped_rows, NULL context/stream read as 0).
 -- mem_kind: the memory kind set (memKind), labelled by the export's
@@ -24,9 +24,9 @@ SELECT
     coalesce((SELECT map(list(e.code), list(e.label)) FROM stg_enum_labels AS e
         WHERE e.enum_table = 'ENUM_CUDA_MEM_KIND')[s.memKind],
         CAST(s.memKind AS VARCHAR)) AS mem_kind
-FROM nsys.CUPTI_ACTIVITY_KIND_MEMSET AS s
+FROM _stg_memset_rows AS s
 CROSS JOIN stg_export_info AS x
-WHERE nsys_drawable_gpu_row(s.start, s."end", s.deviceId);
+WHERE s.skip_reason IS NULL;
 
 COMMENT ON VIEW stg_memsets IS 'One row per memset (CUPTI_ACTIVITY_KIND_MEMSET) with UTC-epoch ns times.';
 COMMENT ON COLUMN stg_memsets.start_ns IS 'Start, UTC-epoch ns.';

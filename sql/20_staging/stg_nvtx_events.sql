@@ -1,15 +1,17 @@
 -- stg_nvtx_events: every NVTX row with its message and domain resolved and
 -- its event type named (nvtx_event_types: nvtx_role, range_kind).
 --
--- Reads: nsys.NVTX_EVENTS, nsys.StringIds, nvtx_event_types,
--- stg_export_info.
+-- Reads: _stg_nvtx_event_rows, nsys.NVTX_EVENTS, nsys.StringIds,
+-- nvtx_event_types, stg_export_info.
 -- Invariants: message = StringIds.value via textId when set, else text
 -- (registered strings, nsys-tables.md 2.3); an empty or missing message
 -- becomes the stable placeholder '[unnamed]', never NULL. Domain names come
 -- from the eventType 75 row with the same domainId IN THE SAME PROCESS
 -- (domain ids are per process, trap 11); domain 0 is 'default'.
--- Events with a NULL start or a NULL globalTid (no thread) are dropped, and
--- ranges whose end is before their start; stg_skipped_rows counts them all.
+-- Events with a NULL start or a NULL globalTid (no thread) are dropped
+-- (_stg_nvtx_event_rows.skip_reason); ranges whose end is before their
+-- start stay (nvtx_id numbers them) and are dropped by the range stages;
+-- stg_skipped_rows counts them all.
 -- A NULL end (unclosed range) becomes the end of the capture (the largest
 -- NVTX timestamp), as NVIDIA's reports do, except that an unclosed push/pop
 -- range never outlives a CLOSED push/pop range of its thread and domain
@@ -118,7 +120,7 @@ SELECT
         WHEN e.jsonTextId IS NOT NULL
             THEN to_json(clean_text(json_str.value))
     END AS payload_json
-FROM nsys.NVTX_EVENTS AS e
+FROM _stg_nvtx_event_rows AS e
 LEFT JOIN nvtx_event_types AS kind ON kind.event_type = e.eventType
 CROSS JOIN capture_end
 CROSS JOIN stg_export_info AS x
@@ -131,7 +133,7 @@ LEFT JOIN nsys.StringIds AS json_str ON json_str.id = e.jsonTextId
 LEFT JOIN domains
     ON domains.proc_key = nsys_proc_key(e.globalTid)
     AND domains.domain_id = CAST(e.domainId AS BIGINT)
-WHERE e.start IS NOT NULL AND e.globalTid IS NOT NULL;
+WHERE e.skip_reason IS NULL OR e.skip_reason = 'end before start';
 
 COMMENT ON TABLE stg_nvtx_events IS 'Every NVTX_EVENTS row with a start and a thread: message and domain resolved, UTC-epoch ns, unclosed ranges ended (is_unclosed), event type named (nvtx_role, range_kind).';
 COMMENT ON COLUMN stg_nvtx_events.nvtx_id IS 'Row number in (start, globalTid, end DESC) order: the id of the NVTX row (trace_slices.nvtx_id).';

@@ -1,7 +1,7 @@
 -- stg_runtime_calls: CUDA runtime and driver API calls, one row per call.
 --
--- Reads: nsys.CUPTI_ACTIVITY_KIND_RUNTIME, nsys.StringIds,
--- stg_export_info, sync_apis.
+-- Reads: _stg_runtime_call_rows, nsys.StringIds, stg_export_info,
+-- sync_apis.
 -- Invariants: only eventClass 0 (runtime) and 1 (driver): the class-67
 -- backtrace twins would double every link (nsys-tables.md 1.5, trap 6).
 -- api_name drops the CUPTI callback version (_v7000, _v10000) but keeps a
@@ -9,9 +9,9 @@
 -- synchronization calls, drawn as cuda_sync even without a GPU-side
 -- synchronization row: the names of the domain table sync_apis (edit a row
 -- there). Every row is drawn (int_runtime_calls).
--- correlation_id 0/NULL never links (nsys-tables.md 4.4). Rows with NULL
--- times, end < start or a NULL globalTid (no thread to draw them on) are
--- NOT here: they are counted in stg_skipped_rows.
+-- correlation_id 0/NULL never links (nsys-tables.md 4.4). Rows with a
+-- skip_reason (_stg_runtime_call_rows: NULL times, end < start, a NULL
+-- eventClass or globalTid) are NOT here: stg_skipped_rows counts them.
 -- Names are resolved and classified once per distinct nameId, not per call.
 -- Times are UTC-epoch ns (+ stg_export_info.time_offset_ns). Without
 -- StringIds every name is 'cudaApi#N' and is_sync is false; calls that have
@@ -37,7 +37,7 @@ WITH api_names AS (
                 AS api_full_name
         FROM (
             SELECT DISTINCT nameId AS name_id
-            FROM nsys.CUPTI_ACTIVITY_KIND_RUNTIME
+            FROM _stg_runtime_call_rows
         ) AS ids
         LEFT JOIN nsys.StringIds AS name_str ON name_str.id = ids.name_id
     )
@@ -56,12 +56,10 @@ SELECT
     n.api_base,
     n.is_sync,
     CAST(r.returnValue AS BIGINT) AS return_value
-FROM nsys.CUPTI_ACTIVITY_KIND_RUNTIME AS r
+FROM _stg_runtime_call_rows AS r
 CROSS JOIN stg_export_info AS x
 JOIN api_names AS n ON n.name_id IS NOT DISTINCT FROM r.nameId
-WHERE r.eventClass IN (0, 1)
-    AND r.start IS NOT NULL AND r."end" IS NOT NULL
-    AND r."end" >= r.start AND r.globalTid IS NOT NULL;
+WHERE r.skip_reason IS NULL AND r.eventClass IN (0, 1);
 
 COMMENT ON VIEW stg_runtime_calls IS 'CUDA runtime and driver API calls, one row per call.';
 COMMENT ON COLUMN stg_runtime_calls.start_ns IS 'Start, UTC-epoch ns (Nsight''s clock).';

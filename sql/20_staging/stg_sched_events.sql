@@ -1,11 +1,12 @@
 -- stg_sched_events: thread scheduling events (SCHED_EVENTS), one row per
 -- event: a thread put on a CPU (sched in) or taken off it (sched out).
 --
--- Reads: cpu_trace_sources, nsys.SCHED_EVENTS, stg_enum_labels,
+-- Reads: _stg_sched_event_rows, cpu_trace_sources, stg_enum_labels,
 -- stg_export_info.
 -- Invariants: empty unless its source ('sched') is kept (template list cpu_sources:
--- --no-sched leaves it out). Rows with a NULL start, isSchedIn or globalTid
--- are NOT here: stg_skipped_rows counts them. cpu: the CPU the thread starts
+-- --no-sched leaves it out). Rows with a skip_reason (_stg_sched_event_rows:
+-- a NULL start, isSchedIn or globalTid) are NOT here: stg_skipped_rows
+-- counts them. cpu: the CPU the thread starts
 -- running on (sched in) or leaves (sched out). In every real export seen
 -- (7 dev reports, 3 newer ones), the events of a thread alternate in and
 -- out; int_thread_states does not rely on it. Times are UTC-epoch ns
@@ -27,12 +28,11 @@ SELECT
     nsys_proc_key(e.globalTid) AS proc_key,
     nsys_os_pid(e.globalTid) AS os_pid,
     nsys_os_tid(e.globalTid) AS os_tid
-FROM nsys.SCHED_EVENTS AS e
+FROM _stg_sched_event_rows AS e
 CROSS JOIN stg_export_info AS x
 WHERE (SELECT source FROM cpu_trace_sources WHERE table_name = 'SCHED_EVENTS')
     IN ({% for s in cpu_sources %}'{{ s }}', {% endfor %}NULL)
-    AND e.start IS NOT NULL AND e.isSchedIn IS NOT NULL
-    AND e.globalTid IS NOT NULL;
+    AND e.skip_reason IS NULL;
 
 COMMENT ON VIEW stg_sched_events IS 'Thread scheduling events (SCHED_EVENTS), one row per event: a thread put on a CPU (sched in) or taken off it (sched out).';
 COMMENT ON COLUMN stg_sched_events.at_ns IS 'When, UTC-epoch ns (Nsight''s clock).';

@@ -194,19 +194,21 @@ def test_track_depth_stays_below_perfettos_limit(con):
 
 
 @pytest.mark.parametrize(
-    ("start", "end", "device", "drawable"),
+    ("start", "end", "device", "reason"),
     [
-        (1, 2, 0, True),
-        (5, 5, 0, True),  # 0 ns: drawn
-        (5, 4, 0, False),  # end before start
-        ("NULL", 4, 0, False),
-        (1, "NULL", 0, False),
-        (1, 2, -1, False),  # no device
-        (1, 2, "NULL", False),
+        (1, 2, 0, None),
+        (5, 5, 0, None),  # 0 ns: drawn
+        (5, 4, 0, "end before start"),
+        ("NULL", 4, 0, "NULL start or end"),
+        (1, "NULL", 0, "NULL start or end"),
+        (1, 2, -1, "negative deviceId"),  # never a Device -1
+        (1, 2, "NULL", "NULL deviceId"),
+        ("NULL", 2, "NULL", "NULL start or end"),  # the first reason that applies
+        (5, 4, -1, "end before start"),
     ],
 )
-def test_nsys_drawable_gpu_row(con, start, end, device, drawable):
-    assert bool(value(con, f"nsys_drawable_gpu_row({start}, {end}, {device})")) is drawable
+def test_nsys_gpu_row_skip_reason(con, start, end, device, reason):
+    assert value(con, f"nsys_gpu_row_skip_reason({start}, {end}, {device})") == reason
 
 
 @pytest.mark.parametrize(
@@ -245,7 +247,7 @@ def test_every_macro_of_the_file_is_tested_here():
         "thread_track_suffix",
         "host_thread_track_suffix",
         "track_depth_levels",
-        "nsys_drawable_gpu_row",
+        "nsys_gpu_row_skip_reason",
         "trace_part_of",
     }
     made = {

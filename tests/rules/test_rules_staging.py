@@ -7,12 +7,47 @@ from __future__ import annotations
 import pytest
 import sql_rules
 
+from nsys_duck import pipeline
+
 KERNEL = "nsys.CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY = "nsys.CUPTI_ACTIVITY_KIND_MEMCPY"
 RUNTIME = "nsys.CUPTI_ACTIVITY_KIND_RUNTIME"
 NVTX = "nsys.NVTX_EVENTS"
 EPOCH = 1_700_000_000_000_000_000
 T56 = (1 << 48) | (5 << 24) | 6  # globalTid of pid 5, tid 6
+
+
+# Each staging view that drops rows reads its rows view (_stg_*_rows: every
+# Nsight row with its skip_reason); the rows view's file runs first, over
+# the Nsight rows given, then the view's.
+ROWS_VIEWS = {
+    "stg_kernels": "_stg_kernel_rows",
+    "stg_memcpys": "_stg_memcpy_rows",
+    "stg_memsets": "_stg_memset_rows",
+    "stg_graph_executions": "_stg_graph_execution_rows",
+    "stg_gpu_syncs": "_stg_gpu_sync_rows",
+    "stg_runtime_calls": "_stg_runtime_call_rows",
+    "stg_nvtx_events": "_stg_nvtx_event_rows",
+    "stg_cpu_calls": "_stg_cpu_call_rows",
+    "stg_sched_events": "_stg_sched_event_rows",
+}
+
+
+def view_rows(view: str, given=None, columns: str | None = None, options=None):
+    """sql_rules.view_rows, through the view's rows view when it has one."""
+    if view not in ROWS_VIEWS:
+        return sql_rules.view_rows(view, given, columns, options=options)
+    # stg_enum_labels runs after the rows views: empty unless given
+    con = sql_rules.run_view(
+        ROWS_VIEWS[view], {"stg_enum_labels": [], **(given or {})}, options=options
+    )
+    try:
+        ctx = pipeline.Context(sql_rules.standin_columns(), dict(options or {}))
+        target = sql_rules.stage_files()[sql_rules.creator_index()[view]]
+        pipeline.run_pipeline(con, [target], ctx)
+        return sql_rules.rows(con, view, columns)
+    finally:
+        con.close()
 
 
 def gtid(pid: int, tid: int = 0) -> int:
@@ -34,7 +69,7 @@ def export_info(meta: dict[str, str], session: int | None = EPOCH, first_kernel=
     }
     if first_kernel is not None:
         given[KERNEL] = [{"start": first_kernel, "end": first_kernel + 1, "deviceId": 0}]
-    return sql_rules.view_rows(
+    return view_rows(
         "stg_export_info", given, "time_normalized, time_offset_ns, time_note IS NOT NULL"
     )
 
@@ -66,14 +101,14 @@ def test_another_schema_major_is_refused():
     from nsys_duck.errors import InputError
 
     with pytest.raises(InputError, match=r"schema version 4\.1"):
-        sql_rules.view_rows(
+        view_rows(
             "stg_export_info",
             {"nsys.META_DATA_EXPORT": [{"name": "EXPORT_SCHEMA_VERSION", "value": "4.1.0"}]},
         )
 
 
 def test_newer_schema_minor_converts_with_a_note():
-    out = sql_rules.view_rows(
+    out = view_rows(
         "stg_export_info",
         {"nsys.META_DATA_EXPORT": [{"name": "EXPORT_SCHEMA_VERSION", "value": "3.99.0"}]},
         "schema_major, schema_minor, schema_note",
@@ -85,7 +120,7 @@ def test_newer_schema_minor_converts_with_a_note():
 
 
 def kernels(rows, strings=(), off=0, columns="start_ns, end_ns, short_name, demangled_name"):
-    return sql_rules.view_rows(
+    return view_rows(
         "stg_kernels",
         {
             KERNEL: rows,
@@ -171,7 +206,7 @@ def test_kernel_cluster_dims():
 
 
 def memcpys(rows, enum=(), columns="copy_kind, copy_kind_label, copy_projection"):
-    return sql_rules.view_rows(
+    return view_rows(
         "stg_memcpys",
         {
             MEMCPY: rows,
@@ -220,7 +255,7 @@ def test_unified_migration_needs_no_stream_context_or_call():
 
 
 def test_memset_rows():
-    out = sql_rules.view_rows(
+    out = view_rows(
         "stg_memsets",
         {
             "nsys.CUPTI_ACTIVITY_KIND_MEMSET": [
@@ -238,7 +273,7 @@ def test_memset_rows():
 
 
 def runtime(rows, strings, columns="api_name, api_base, is_sync"):
-    return sql_rules.view_rows(
+    return view_rows(
         "stg_runtime_calls",
         {RUNTIME: rows, "nsys.StringIds": [{"id": i, "value": v} for i, v in strings], **offset()},
         columns,
@@ -302,7 +337,7 @@ def test_runtime_without_string_names_by_id():
 
 
 def nvtx(rows, strings=(), columns="start_ns, end_ns, message, is_unclosed"):
-    return sql_rules.view_rows(
+    return view_rows(
         "stg_nvtx_events",
         {NVTX: rows, "nsys.StringIds": [{"id": i, "value": v} for i, v in strings], **offset()},
         columns,
@@ -392,7 +427,7 @@ def test_nvtx_mark_has_no_end():
 
 
 def test_context_devices_from_work_and_context_info():
-    out = sql_rules.view_rows(
+    out = view_rows(
         "stg_context_devices",
         {
             KERNEL: [{"start": 1, "end": 2, "deviceId": 1, "contextId": 4, "globalPid": gtid(5)}],
@@ -417,7 +452,7 @@ def test_context_devices_from_work_and_context_info():
     ],
 )
 def test_gpu_sync_kind_from_the_ids_filled_in(stream, event, name):
-    out = sql_rules.view_rows(
+    out = view_rows(
         "stg_gpu_syncs",
         {
             "nsys.CUPTI_ACTIVITY_KIND_SYNCHRONIZATION": [
@@ -439,7 +474,7 @@ def test_gpu_sync_kind_from_the_ids_filled_in(stream, event, name):
 
 
 def test_gpu_sync_device_comes_from_its_context():
-    out = sql_rules.view_rows(
+    out = view_rows(
         "stg_gpu_syncs",
         {
             "nsys.CUPTI_ACTIVITY_KIND_SYNCHRONIZATION": [
@@ -465,9 +500,9 @@ def test_cpu_calls_only_of_kept_sources():
         "nsys.StringIds": [{"id": 1, "value": "read"}],
         **offset(),
     }
-    out = sql_rules.view_rows("stg_cpu_calls", given, "source, name")
+    out = view_rows("stg_cpu_calls", given, "source, name")
     assert out == [("cudnn", "[unnamed call]"), ("osrt", "read")]
-    out = sql_rules.view_rows("stg_cpu_calls", given, "source", options={"cpu_sources": ["osrt"]})
+    out = view_rows("stg_cpu_calls", given, "source", options={"cpu_sources": ["osrt"]})
     assert out == [("osrt",)]
 
 
@@ -476,5 +511,5 @@ def test_sched_events_left_out_with_no_sched():
         "nsys.SCHED_EVENTS": [{"start": 5, "cpu": 1, "isSchedIn": True, "globalTid": gtid(5, 6)}],
         **offset(10),
     }
-    assert sql_rules.view_rows("stg_sched_events", given, "at_ns, os_tid") == [(15, 6)]
-    assert sql_rules.view_rows("stg_sched_events", given, options={"cpu_sources": ["osrt"]}) == []
+    assert view_rows("stg_sched_events", given, "at_ns, os_tid") == [(15, 6)]
+    assert view_rows("stg_sched_events", given, options={"cpu_sources": ["osrt"]}) == []

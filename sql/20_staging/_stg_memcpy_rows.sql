@@ -1,0 +1,15 @@
+-- _stg_memcpy_rows: every row of CUPTI_ACTIVITY_KIND_MEMCPY (one per memory
+-- copy), with why it cannot be drawn (skip_reason).
+--
+-- Reads: nsys.CUPTI_ACTIVITY_KIND_MEMCPY.
+-- Invariants: one row per table row, as exported; skip_reason is
+-- nsys_gpu_row_skip_reason (the first that applies: 'NULL start or end',
+-- 'end before start', 'NULL deviceId', 'negative deviceId'), NULL for a
+-- drawable row. stg_memcpys keeps the NULL rows; stg_skipped_rows counts the
+-- others by reason.
+
+CREATE OR REPLACE VIEW _stg_memcpy_rows AS
+SELECT *, nsys_gpu_row_skip_reason(start, "end", deviceId) AS skip_reason
+FROM nsys.CUPTI_ACTIVITY_KIND_MEMCPY;
+
+COMMENT ON VIEW _stg_memcpy_rows IS 'Every row of CUPTI_ACTIVITY_KIND_MEMCPY, with why it cannot be drawn (skip_reason, NULL for a drawable row): stg_memcpys keeps the NULL rows, stg_skipped_rows counts the others.';
