@@ -13,14 +13,13 @@ one-line error of a failed stage; the rules live in the SQL.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import duckdb
 
-from . import contract, pipeline
+from . import contract, headers, pipeline
 from .errors import SqlStageError
 
 PREFIX = "check_"
@@ -30,7 +29,6 @@ PREFIX = "check_"
 # budget); the file validator (nsys-duck validate) and SELECT in the
 # workbench still run it. convert covers the same rules on the pipeline's
 # ids with the checks of sql/55_pipeline_checks/.
-NOT_IN_CONVERT = re.compile(r"^--\s*In convert:\s*no\b", re.MULTILINE | re.IGNORECASE)
 
 
 class CheckFailed(SqlStageError):
@@ -72,10 +70,10 @@ def find_checks(files: list[pipeline.SqlFile], in_convert: bool = False) -> list
     """The ``check_*`` views the files create, in run order; a view created
     again by a later file (a ``--sql-dir`` addition) is named once, after the
     last file that creates it. ``in_convert``: only those convert runs (not
-    the files marked ``-- In convert: no``, :data:`NOT_IN_CONVERT`)."""
+    the files marked ``-- In convert: no``, :func:`headers.not_in_convert`)."""
     found: dict[str, CheckView] = {}
     for f in files:
-        if in_convert and NOT_IN_CONVERT.search(f.text):
+        if in_convert and headers.not_in_convert(f.text):
             for _kind, name in pipeline.created_objects(f.text):
                 found.pop(name.split(".")[-1].strip('"'), None)
             continue

@@ -8,13 +8,14 @@ tag a line (docs/sql.md, "Header tags"):
     streams), ``writer-input`` (that view, or a view it is made of),
     ``check-input`` (the checks' description of the same events),
     ``kineto-events`` and ``kineto-headers`` (what the Kineto writer
-    streams), ``parquet`` (NAME.perfetto.parquet's rows), ``summary`` and
+    streams), ``parquet`` (NAME.perfetto.parquet's rows), ``lanes-input``
+    (the rows the lanes hook places, nsys_duck/lanes.py), ``summary`` and
     ``split-summary`` (the (metric, value) rows printed after a run, in
     that order: :func:`summary_queries`).
 ``-- Columns: NAME TYPE, ...``
     the columns and DuckDB types the file promises (the writers' and the
     Parquet readers' view of it); the list goes on over the next comment
-    lines while it ends with a comma. ``pipeline.check_outputs`` fails a
+    lines while it ends with a comma. :func:`check_outputs` fails a
     run whose view lacks one or has another type.
 ``-- Python reads: CLAUSES``
     one query of the writer, ``SELECT ... FROM VIEW CLAUSES``; the writer
@@ -31,6 +32,8 @@ tag a line (docs/sql.md, "Header tags"):
     10_merge_reports.sql; continued over the next lines while it ends with
     a comma).
 
+The patterns are in :mod:`headers` (with the tags that change how a file
+runs, ``hook:`` and ``Column comments from:``, which ``pipeline`` reads).
 The contract is the packaged files': a ``--sql-dir`` file changes what a
 view computes, not its role, its columns or how it is read (its own tags
 count only when it has no packaged twin).
@@ -45,10 +48,10 @@ from pathlib import Path
 
 import duckdb
 
+from . import headers
 from .errors import SqlStageError
 from .pipeline import SqlFile, created_objects, packaged_sql_dir, run_order
 
-_TAG = re.compile(r"^--\s*(Role|Columns|Python reads|Merge runs|Merge):\s*(.*?)\s*$", re.IGNORECASE)
 _LISTS = ("columns", "merge runs")  # tags whose list goes on while a line ends with ','
 MERGE_TAGS = ("renumbered", "copied", "not run")
 _COLUMN = re.compile(r"^(\w+)\s+(\S.*)$")
@@ -125,7 +128,7 @@ def _tag_values(lines: list[str]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     going_on: list[str] | None = None  # the values of a list still going on
     for line in lines:
-        m = _TAG.match(line)
+        m = headers.CONTRACT_TAG.match(line)
         if going_on is not None and not m:
             going_on[-1] += " " + line.lstrip("-").strip()
         elif m:

@@ -23,6 +23,7 @@ from pathlib import Path
 import duckdb
 import jinja2
 
+from . import headers
 from .errors import InputError, SqlStageError
 
 _CREATED = re.compile(
@@ -30,15 +31,7 @@ _CREATED = re.compile(
     r"(?:IF\s+NOT\s+EXISTS\s+)?([\w.\"]+)",
     re.IGNORECASE,
 )
-# -- hook: NAME registers RELATION (a file's header): run the hook NAME right
-# before the file's first statement that reads RELATION, which it creates
-_HOOK = re.compile(r"^--\s*hook:\s*(\w+)(?:\s+registers\s+(\w+))?\s*$", re.MULTILINE)
 _COMMENT = re.compile(r"\s*COMMENT\s+ON\s", re.IGNORECASE)
-# "-- Column comments from: stg_gpus, ..." in a file's header: a column of
-# what the file creates that has no COMMENT ON of its own takes the comment
-# of the same-named column of the first relation listed that has one (a
-# passed-through column is documented once, where it is made).
-_INHERIT = re.compile(r"^--\s*Column comments from:\s*([\w, ]+?)\.?\s*$", re.MULTILINE)
 
 
 def packaged_sql_dir() -> Path:
@@ -237,7 +230,7 @@ def run_pipeline(
             progress(sql_file.relpath)
         t0 = time.perf_counter()
         text = render(sql_file, ctx)
-        pending = _HOOK.findall(text)
+        pending = headers.hooks(text)
         for name, relation in pending:
             if name not in hooks:
                 raise SqlStageError(f"{sql_file.relpath}: unknown hook {name!r}")
@@ -315,11 +308,10 @@ def run_comments(con: duckdb.DuckDBPyConnection, comments: list[str]) -> None:
 
 def _inherit_comments(con: duckdb.DuckDBPyConnection, text: str) -> None:
     """Give the columns a file's header lists under "Column comments from:"
-    the comments of their sources (see :data:`_INHERIT`)."""
-    m = _INHERIT.search(text)
-    if not m:
+    the comments of their sources (:data:`headers.COLUMN_COMMENTS_FROM`)."""
+    sources = headers.comment_sources(text)
+    if not sources:
         return
-    sources = [s.strip() for s in m.group(1).split(",") if s.strip()]
     for kind, name in created_objects(text):
         if kind == "macro":
             continue

@@ -236,3 +236,21 @@ def test_the_summary_a_run_prints_is_declared_in_the_sql():
     ]
     assert merge_queries == convert_queries  # same views by name, the merge's file
     assert not any(f.relpath == "40_trace/40_trace_summary.sql" for f in merge.merge_files())
+
+
+def test_each_header_tag_is_parsed_in_one_module():
+    """The pattern of every header tag Python reads is written once, in
+    nsys_duck/headers.py; the other modules call it."""
+    tags = ("hook:", "Column comments from", "In convert", "Python reads", "Merge runs")
+    package = Path(nsys_duck.__file__).parent
+    for path in sorted(package.glob("*.py")):
+        if path.name == "headers.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            is_compile = (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", getattr(node.func, "id", "")) == "compile"
+            )
+            if is_compile and node.args and isinstance(node.args[0], ast.Constant):
+                pattern = str(node.args[0].value)
+                assert not any(t in pattern for t in tags), f"{path.name} parses {pattern!r}"

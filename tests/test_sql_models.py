@@ -15,6 +15,7 @@ import re
 import duckdb
 import pytest
 
+from nsys_duck import headers
 from nsys_duck.convert import Options, convert
 from nsys_duck.pipeline import DEFAULT_OPTIONS, created_objects, packaged_sql_dir, sql_files
 from tests.paths import SHARED
@@ -341,12 +342,10 @@ def test_a_column_is_documented_once_where_it_is_made():
 
 
 def test_column_comments_come_from_relations_the_file_reads():
-    inherit = re.compile(r"^--\s*Column comments from:\s*([\w, ]+?)\.?\s*$", re.MULTILINE)
     for f in _every_sql_file():
-        m = inherit.search(f.text)
-        if not m:
+        sources = set(headers.comment_sources(f.text))
+        if not sources:
             continue
-        sources = {s.strip() for s in m.group(1).split(",")}
         reads = _reads_line(f.text) or set()
         assert sources <= reads, f"{f.relpath}: comments from {sorted(sources - reads)}, not read"
 
