@@ -30,8 +30,8 @@ QUERY = Path(__file__).resolve().parent / "perfetto_flows.sql"
 # one flow: (cat, (pid, tid, ts, dur, name hex, correlationId) of the CPU
 # slice, the same of the GPU slice); ts in ns from the trace's base. The
 # flows the file holds: placeable (30_trace_events_body), both ends kept by
-# --devices and starting in --window (52_trace_events_selected), and for
-# part K of a split trace both ends in part K (56_trace_events_parted).
+# --devices and starting in --window (53_trace_events_selected), and for
+# part K of a split trace both ends in part K (57_trace_events_parted).
 OURS = """
 SELECT
     f.flow_cat,

@@ -66,6 +66,17 @@ CREATE OR REPLACE MACRO cuda_api_args_json(correlation_id, api_full_name,
         || coalesce(',"returnValue":' || CAST(return_value AS VARCHAR), '')
         || '}';
 
+-- The args object of one drawn slice (output-contract.md, Events), as the
+-- JSON trace and the protobuf trace write it: the slice's own (int_slices:
+-- NVTX, CPU side, GPU syncs, CUDA events), else its GPU operation's
+-- (int_gpu_op_args), else an API call's (cuda_api_args_json), else {}.
+CREATE OR REPLACE MACRO slice_args_json(args_json, op_args_json, call_id,
+        correlation_id, api_full_name, event_class, return_value) AS
+    coalesce(args_json, op_args_json,
+        CASE WHEN call_id IS NOT NULL THEN cuda_api_args_json(
+            correlation_id, api_full_name, event_class, return_value) END,
+        '{}');
+
 -- The args objects of the slices whose args are stored in int_slices
 -- (output-contract.md, Events), each written as text member by member: a
 -- member without a value is left out, never a JSON null (json_object would
@@ -188,6 +199,6 @@ CREATE OR REPLACE MACRO nsys_gpu_row_skip_reason(start_ns, end_ns, device_id) AS
 -- The part of a split JSON trace that holds an event whose slice starts at
 -- ts (UTC-epoch ns, not NULL): 1 + the number of part starts at or before
 -- ts. starts: trace_part_starts.starts (start_ns of parts 2..N, in order;
--- [] for one part). Contract: traces that open (40_trace/53_trace_parts.sql).
+-- [] for one part). Contract: traces that open (40_trace/54_trace_parts.sql).
 CREATE OR REPLACE MACRO trace_part_of(starts, ts) AS
     1 + len(list_filter(starts, lambda s: s <= ts));

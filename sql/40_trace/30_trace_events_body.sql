@@ -57,10 +57,9 @@ SELECT '{"ph":"X","cat":"' || s.cat || '","name":' || to_json(s.name)
     || ',"dur":' || json_us(s.end_ns - s.start_ns)
     || ',"pid":' || CAST(s.json_pid AS VARCHAR)
     || ',"tid":' || CAST(s.json_tid AS VARCHAR)
-    || ',"args":' || coalesce(s.args_json, op_args.args_json,
-        CASE WHEN s.call_id IS NOT NULL THEN cuda_api_args_json(
-            s.correlation_id, s.api_full_name, s.event_class,
-            s.return_value) END, '{}')
+    || ',"args":' || slice_args_json(s.args_json, op_args.args_json,
+        s.call_id, s.correlation_id, s.api_full_name, s.event_class,
+        s.return_value)
     || '}',
     'X', s.start_ns, s.start_ns, s.json_pid, s.json_pid
 FROM int_slices_on_tracks AS s

@@ -127,6 +127,24 @@ def test_cuda_api_args_json(con, args, expected):
     assert "null" not in text
 
 
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        # the slice's own args first, then its GPU operation's, then an API call's
+        ("'{\"a\":1}', '{\"b\":2}', 5, 9, 'cudaFree', 0, 0", {"a": 1}),
+        ("NULL, '{\"b\":2}', 5, 9, 'cudaFree', 0, 0", {"b": 2}),
+        (
+            "NULL, NULL, 5, 9, 'cudaFree', 0, 0",
+            {"correlationId": 9, "name": "cudaFree", "eventClass": "runtime", "returnValue": 0},
+        ),
+        # no call, no args: an empty object, never null
+        ("NULL, NULL, NULL, 9, 'cudaFree', 0, 0", {}),
+    ],
+)
+def test_slice_args_json(con, args, expected):
+    assert json.loads(value(con, f"slice_args_json({args})")) == expected
+
+
 def test_gpu_sync_args_json(con):
     full = value(con, "gpu_sync_args_json(9, 0, 1, 7, 3, 4, 2, 'Event sync')")
     assert full == (
@@ -238,6 +256,7 @@ def test_every_macro_of_the_file_is_tested_here():
         "cuda_api_base",
         "clean_text",
         "cuda_api_args_json",
+        "slice_args_json",
         "gpu_sync_args_json",
         "cuda_event_args_json",
         "nvtx_args_json",

@@ -4,7 +4,7 @@
 -- when trace_parts has one row).
 --
 -- Reads: trace_events_selected, trace_part_starts.
--- Invariants: part = trace_part_of(starts, part_ns) (00_macros, 53_trace_parts),
+-- Invariants: part = trace_part_of(starts, part_ns) (00_macros, 54_trace_parts),
 -- in 1..N; NULL for metadata (part_ns NULL), which every part holds; a flow
 -- is kept only when both its slices start in one part (part_ns and
 -- part_ns_other), the others are counted by trace_split_summary; no event

@@ -3,6 +3,8 @@
 --
 -- Reads: trace_events_body, trace_events_stacks, trace_selection,
 -- trace_kept_pids.
+-- Selection: the rule of trace_keeps (52_trace_keeps.sql), which reads the
+-- last two.
 -- Invariants: metadata of every kept home and track (part_ns NULL); a
 -- slice's events when the slice starts in the window and its home is
 -- kept; a flow when both its slices do (is_stacked: B/E and async b/e,
@@ -26,23 +28,7 @@ WITH events AS (
 )
 SELECT e.*
 FROM events AS e
--- The selection enters as scalar subqueries (constants), not as a join:
--- joined to the one-row trace_selection, DuckDB 2.0 turned the window test
--- into a join condition over every event, and pytorch x200 (11.8M B/E
--- events) ran out of memory at 2GB before writing a row.
-WHERE ((SELECT devices IS NULL FROM trace_selection)
-        OR (e.pid IN (SELECT pid FROM trace_kept_pids)
-            AND e.pid_other IN (SELECT pid FROM trace_kept_pids)))
-    AND (e.part_ns IS NULL OR (
-        e.part_ns >= coalesce(
-            (SELECT window_start_ns FROM trace_selection), e.part_ns)
-        AND e.part_ns < coalesce(
-            (SELECT window_end_ns FROM trace_selection), e.part_ns + 1)
-        AND e.part_ns_other >= coalesce(
-            (SELECT window_start_ns FROM trace_selection), e.part_ns_other)
-        AND e.part_ns_other < coalesce(
-            (SELECT window_end_ns FROM trace_selection),
-            e.part_ns_other + 1)));
+WHERE trace_keeps(e.pid, e.pid_other, e.part_ns, e.part_ns_other);
 
 COMMENT ON VIEW trace_events_selected IS 'The events of trace_events_body and trace_events_stacks that trace_selection (--window, --devices) keeps, with their sort keys.';
 COMMENT ON COLUMN trace_events_selected.ph IS 'The event''s Chrome Trace ph.';
