@@ -29,12 +29,20 @@ report converted as Dask tasks on a local cluster and merged into one trace
 (``bench/ranks.py``: reports/s, per-task overhead and peak memory, against
 converting the same reports one after another in the same run).
 
+With ``--pftrace``, each input is converted once more with ``--format both``
+and a second table compares the two Perfetto traces of that run: bytes
+(the JSON uncompressed, all parts; the pftrace as written), write seconds
+(``--timings``: ``write JSON``, ``write pftrace``), and what
+``trace_processor_shell`` (the importer the UI runs) needs to load each:
+wall seconds and peak RSS (a split JSON: the sum of its parts' seconds and
+the largest part's RSS).
+
 With ``--cpu-side``, each input is converted once more without the CPU side
 (``--no-osrt --no-sched --no-cudnn --no-cublas``) and the with/without wall
 ratio is printed: what OS runtime calls and thread states cost.
 
 Usage: python bench/bench.py [--scale 1m|5m|10m|20m ...] [--reports N] [--no-validate]
-       [--ranks N] [--cpu-side]
+       [--ranks N] [--cpu-side] [--pftrace]
 """
 
 from __future__ import annotations
@@ -212,6 +220,73 @@ def scaled_inputs(size: str) -> list[tuple[str, Path]]:
     return out
 
 
+TRACE_PROCESSOR = SHARED / "tools" / "perfetto" / "trace_processor_shell"
+LOAD_QUERY = "SELECT count(*) FROM slice;"
+
+
+def _timing(out: str, label: str) -> float:
+    """Seconds of one ``--timings`` row (``time LABEL  N s``)."""
+    return next(
+        float(line.split()[-2])
+        for line in out.splitlines()
+        if line.strip().startswith(f"time {label} ")
+    )
+
+
+def _metric(out: str, label: str) -> str:
+    return next(line.split()[-1] for line in out.splitlines() if line.strip().startswith(label))
+
+
+def load_in_perfetto(traces: list[Path]) -> tuple[float, float]:
+    """(wall seconds, peak RSS MB) of trace_processor_shell loading each
+    trace (summed seconds, the largest RSS)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as q:
+        q.write(LOAD_QUERY)
+    wall = rss = 0.0
+    for trace in traces:
+        w, r, _ = run_measured([str(TRACE_PROCESSOR), "-q", q.name, str(trace)])
+        wall += w
+        rss = max(rss, r)
+    os.unlink(q.name)
+    return wall, rss
+
+
+def pftrace_row(name: str, folder: Path, exe: str) -> str:
+    """The --pftrace table's row of one input (see the module docstring)."""
+    with tempfile.TemporaryDirectory() as ws:
+        env = dict(os.environ, NSYS_WORKSPACE_ROOT=ws)
+        _, _, out = run_measured(
+            [exe, "convert", "--format", "both", "--timings", str(folder)], env
+        )
+        jsons = sorted(Path(ws).glob("*/*.perfetto.json.gz"))
+        (pf,) = Path(ws).glob("*/*.pftrace")
+        json_mb = float(_metric(out, "JSON size, uncompressed (MB)"))
+        pf_mb = pf.stat().st_size / 1e6
+        write_json, write_pf = _timing(out, "write JSON"), _timing(out, "write pftrace")
+        if TRACE_PROCESSOR.exists():
+            (jw, jr), (pw, pr) = load_in_perfetto(jsons), load_in_perfetto([pf])
+            loads = f"{jw:>8.2f} {jr:>8.0f} {pw:>8.2f} {pr:>8.0f}"
+        else:
+            loads = "(no trace_processor_shell)"
+    return (
+        f"{name:34} {json_mb:>9.1f} {len(jsons):>5} {pf_mb:>9.1f} {pf_mb / json_mb:>6.3f} "
+        f"{write_json:>7.2f} {write_pf:>7.2f} {write_pf / write_json:>6.2f} {loads}"
+    )
+
+
+def pftrace_table(inputs: list[tuple[str, Path]], exe: str) -> None:
+    header = (
+        f"{'input':34} {'JSON MB':>9} {'parts':>5} {'pftr MB':>9} {'size':>6} "
+        f"{'wJSON s':>7} {'wpftr s':>7} {'ratio':>6} "
+        f"{'lJSON s':>8} {'lJSON MB':>8} {'lpftr s':>8} {'lpftr MB':>8}"
+    )
+    print("\nJSON vs pftrace (--format both; w: write, l: trace_processor_shell load)")
+    print(header)
+    print("-" * len(header))
+    for name, folder in inputs:
+        print(pftrace_row(name, folder, exe), flush=True)
+
+
 def dev_inputs(n: int) -> list[tuple[str, Path]]:
     found = [(p.parent.name, p) for p in REPORTS.glob("*/parquet")]
     big = CACHE.parent / "exports" / "cpu_nvtx_large_1M" / "parquet"
@@ -245,9 +320,23 @@ def main(argv=None) -> int:
         help="also time each input without the CPU side (" + " ".join(NO_CPU_SIDE) + ") "
         "and print the ratio: what OS runtime calls and thread states cost",
     )
+    ap.add_argument(
+        "--pftrace",
+        action="store_true",
+        help="also convert each input with --format both and compare the JSON and the "
+        "pftrace: bytes, write seconds, trace_processor_shell load seconds and peak RSS",
+    )
+    ap.add_argument(
+        "--only-pftrace",
+        action="store_true",
+        help="only the --pftrace table (no conversion timing, floor or ncompass)",
+    )
     args = ap.parse_args(argv)
     inputs = dev_inputs(args.reports) + [i for size in args.scale for i in scaled_inputs(size)]
     exe = str(Path(sys.executable).with_name("nsys-duck"))
+    if args.only_pftrace:
+        pftrace_table(inputs, exe)
+        return 0
     nc = ncompass_binary()
     if nc is None:
         print(
@@ -320,6 +409,8 @@ def main(argv=None) -> int:
             f"{theirs} {verdict}",
             flush=True,
         )
+    if args.pftrace:
+        pftrace_table(inputs, exe)
     if args.ranks:
         print(f"\nsimulated job of {args.ranks} ranks (bench/ranks.py):", flush=True)
         subprocess.run(

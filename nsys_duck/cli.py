@@ -84,13 +84,15 @@ def parse_devices(text: str | None) -> tuple[int, ...]:
 trace_format_option = click.option(
     "--format",
     "trace_format",
-    type=click.Choice(TRACE_FORMATS),
+    type=click.Choice(list(TRACE_FORMATS)),
     default="perfetto",
     show_default=True,
-    help="Which trace to write: perfetto (NAME.perfetto.json.gz), kineto (NAME.kineto/: "
+    help="Which trace to write: perfetto (NAME.perfetto.json.gz, split in parts when "
+    "large), pftrace (NAME.pftrace: Perfetto's protobuf format, one file, a fraction "
+    "of the JSON's size), kineto (NAME.kineto/: "
     "one PyTorch-profiler (Kineto) trace per rank, for Holistic Trace Analysis) or "
-    "both; the Parquet and NAME.duckdb are always written, and a capture with no GPU "
-    "work (no Kineto rank) gets the Perfetto trace instead of a Kineto one.",
+    "both (every one of them); the Parquet and NAME.duckdb are always written, and a "
+    "capture with no GPU work (no Kineto rank) gets the Perfetto trace instead of a Kineto one.",
 )
 
 

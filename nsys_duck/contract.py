@@ -8,10 +8,12 @@ tag a line (docs/sql.md, "Header tags"):
     streams), ``writer-input`` (that view, or a view it is made of),
     ``check-input`` (the checks' description of the same events),
     ``kineto-events`` and ``kineto-headers`` (what the Kineto writer
-    streams), ``parquet`` (NAME.perfetto.parquet's rows), ``lanes-input``
-    (the rows the lanes hook places, nsys_duck/lanes.py), ``summary`` and
-    ``split-summary`` (the (metric, value) rows printed after a run, in
-    that order: :func:`summary_queries`).
+    streams), ``pftrace-tracks`` and ``pftrace-events`` (the protobuf
+    trace's TrackDescriptors and TrackEvents, :mod:`pftrace`), ``parquet``
+    (NAME.perfetto.parquet's rows), ``lanes-input`` (the rows the lanes
+    hook places, nsys_duck/lanes.py), ``summary`` and ``split-summary``
+    (the (metric, value) rows printed after a run, in that order:
+    :func:`summary_queries`).
 ``-- Columns: NAME TYPE, ...``
     the columns and DuckDB types the file promises (the writers' and the
     Parquet readers' view of it); the list goes on over the next comment

@@ -27,6 +27,7 @@ from . import checks as checks_mod
 from . import contract, pipeline, writers
 from .errors import NoEventsError, ValidationFailed
 from .failures import Step, os_failure
+from .pftrace import write_pftrace
 from .runs import InterruptWatch, interrupts_deferred
 from .workspace import Workspace
 
@@ -39,27 +40,41 @@ NO_KINETO_RANK = (
 )
 
 
-# --format: which traces a conversion (and a merge) writes
-TRACE_FORMATS = ("perfetto", "kineto", "both")
+# --format: which traces a conversion (and a merge) writes: the Perfetto
+# JSON (NAME.perfetto.json.gz, in parts when large), Perfetto's protobuf
+# (NAME.pftrace, one file) and the Kineto trace (NAME.kineto/); both: every
+# one of them
+TRACE_FORMATS = {
+    "perfetto": ("json",),
+    "pftrace": ("pftrace",),
+    "kineto": ("kineto",),
+    "both": ("json", "pftrace", "kineto"),
+}
 
 
 def writes_perfetto(trace_format: str) -> bool:
     """``--format`` asks for the Perfetto JSON (``perfetto``, ``both``)."""
-    return trace_format in ("perfetto", "both")
+    return "json" in TRACE_FORMATS[trace_format]
+
+
+def writes_pftrace(trace_format: str) -> bool:
+    """``--format`` asks for the protobuf trace (``pftrace``, ``both``)."""
+    return "pftrace" in TRACE_FORMATS[trace_format]
 
 
 def writes_kineto(trace_format: str) -> bool:
     """``--format`` asks for the Kineto trace (``kineto``, ``both``)."""
-    return trace_format in ("kineto", "both")
+    return "kineto" in TRACE_FORMATS[trace_format]
 
 
 @dataclass
 class ChosenTraces:
     """The traces a conversion or merge writes (:func:`chosen_traces`)."""
 
-    perfetto: bool
+    perfetto: bool  # the JSON
     kineto: bool
     notes: list[str]  # one sentence each, for the summary (why not as asked)
+    pftrace: bool = False
 
 
 def chosen_traces(con: duckdb.DuckDBPyConnection, trace_format: str) -> ChosenTraces:
@@ -70,10 +85,14 @@ def chosen_traces(con: duckdb.DuckDBPyConnection, trace_format: str) -> ChosenTr
     instead, so the run still leaves a trace to open), with a note saying so.
     The Parquet and NAME.duckdb are written whatever the format."""
     perfetto, kineto = writes_perfetto(trace_format), writes_kineto(trace_format)
+    pftrace = writes_pftrace(trace_format)
     if not kineto or con.execute("SELECT count(*) FROM kineto_ranks").fetchall()[0][0]:
-        return ChosenTraces(perfetto, kineto, [])
-    also = "alone" if perfetto else "instead"
-    return ChosenTraces(True, False, [f"{NO_KINETO_RANK}; the Perfetto trace is written {also}"])
+        return ChosenTraces(perfetto, kineto, [], pftrace)
+    if perfetto or pftrace:
+        return ChosenTraces(
+            perfetto, False, [f"{NO_KINETO_RANK}; the Perfetto trace is written alone"], pftrace
+        )
+    return ChosenTraces(True, False, [f"{NO_KINETO_RANK}; the Perfetto trace is written instead"])
 
 
 def read_trace_notes(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -118,6 +137,7 @@ class Written:
     summary: list[tuple[str, object]]  # trace_summary, split summary, sizes
     notes: list[str]  # trace_notes, then why a trace asked for is not written
     checked: checks_mod.CheckRun | None  # None: the checks did not run
+    pftrace_tmp: Path | None = None  # the protobuf trace while written (among tmps)
     file_validated: bool = False  # validate_edited_json read the JSON
     timings: list[pipeline.StageTiming] = field(default_factory=list)
 
@@ -189,14 +209,16 @@ def contract_checks(
 
 def trace_files(con, spec: OutputSpec, traces: ChosenTraces) -> tuple[list[Path], list[Path]]:
     """(finals, temporaries): the JSON trace (one file, or one per row of
-    ``trace_parts``; none for ``--format kineto``), the aligned Parquet and
-    the kernel dependencies."""
+    ``trace_parts``; none unless asked for), the aligned Parquet, the kernel
+    dependencies, then the protobuf trace when asked for."""
     ws = spec.ws
     parts = [p for (p,) in con.execute("SELECT part FROM trace_parts ORDER BY part").fetchall()]
     jsons = [ws.json_gz] if len(parts) == 1 else [ws.json_part(p) for p in parts]
     if not traces.perfetto:
-        jsons = []  # --format kineto: no Perfetto JSON
+        jsons = []  # no Perfetto JSON asked for
     finals = [*jsons, ws.events_parquet, ws.kernel_dependencies]
+    if traces.pftrace:
+        finals.append(ws.pftrace)
     return finals, [writers.temp_path(f) for f in finals]
 
 
@@ -224,7 +246,7 @@ def write_outputs(
     traces = chosen_traces(con, spec.trace_format)
     finals, tmps = trace_files(con, spec, traces)
     scratch.files.extend(tmps)
-    n_json = len(finals) - 2
+    n_json = len(finals) - 2 - traces.pftrace
     kineto_tmp = scratch.kineto_tmp
     out = Written(
         finals,
@@ -238,8 +260,16 @@ def write_outputs(
         checked,
     )
     out.timings = timings
+    if traces.pftrace:
+        out.pftrace_tmp = tmps[-1]
     step.now = "writing the JSON trace"
     events, json_bytes = write_json(con, out, progress)
+    pftrace = None
+    if out.pftrace_tmp is not None:
+        step.now = "writing the protobuf trace"
+        progress("writing the protobuf trace", None)
+        with timed(timings, "write pftrace"):
+            pftrace = write_pftrace(con, out.pftrace_tmp)
     step.now = "writing the aligned Parquet"
     progress("writing Parquet", None)
     with timed(timings, "write Parquet"):
@@ -254,11 +284,28 @@ def write_outputs(
         out.kineto_files = [spec.ws.kineto_dir / path.name for path, _ in kineto.files]
         out.kineto_written = True
     step.now = "the summary"
-    out.summary = read_summary(con, files) + [
-        ("JSON events", events),
-        ("JSON size, uncompressed (MB)", round(json_bytes / 1e6, 1)),
-        ("Parquet rows", rows),
-    ]
+    out.summary = read_summary(con, files)
+    if out.n_json:
+        out.summary += [
+            ("JSON events", events),
+            ("JSON size, uncompressed (MB)", round(json_bytes / 1e6, 1)),
+        ]
+    if pftrace is not None:
+        out.summary += [
+            ("pftrace TrackEvents", pftrace.events),
+            ("pftrace size (MB)", round(pftrace.bytes / 1e6, 1)),
+        ]
+        if out.n_json > 1:
+            out.notes.append(
+                f"the JSON trace is split in {out.n_json} parts; {spec.ws.pftrace.name} "
+                "holds the whole trace in one file"
+            )
+    elif out.n_json > 1:
+        out.notes.append(
+            f"the JSON trace is split in {out.n_json} parts; --format pftrace writes the "
+            "whole trace in one file (Perfetto's protobuf, NAME.pftrace)"
+        )
+    out.summary.append(("Parquet rows", rows))
     if kineto is not None:
         out.summary += [("Kineto ranks", len(kineto.files)), ("Kineto events", kineto.events)]
     return out
@@ -356,8 +403,9 @@ def publish(
             stale = [f for f in (ws.json_gz, *ws.json_parts) if f not in out.finals]
             writers.publish(list(zip(out.tmps, out.finals, strict=True)))
             writers.discard(stale)  # the other layout's trace (split or not) of an earlier run
-            if ws.database not in out.finals and ws.database.exists():
-                ws.database.unlink()  # an earlier run's: it would disagree
+            for earlier in (ws.database, ws.pftrace):
+                if earlier not in out.finals and earlier.exists():
+                    earlier.unlink()  # an earlier run's: it would disagree
             if out.kineto_written:
                 writers.publish_folder(out.kineto_tmp, ws.kineto_dir)
             elif ws.kineto_dir.exists():

@@ -53,7 +53,7 @@ import click
 
 from .console import shown
 from .errors import InputError, NsysDuckError
-from .workspace import JSON_SUFFIX, Workspace, kineto_only, locate
+from .workspace import JSON_SUFFIX, PFTRACE_SUFFIX, Workspace, kineto_only, locate
 from .writers import human_size
 
 PERFETTO_UI = "https://ui.perfetto.dev"
@@ -89,11 +89,13 @@ def _not_converted(report: str = "REPORT") -> NotConvertedError:
 
 def resolve_trace(name: str, root: Path | None = None, part: int | None = None) -> Path:
     """The trace file ``name`` stands for (absolute): a ``.json.gz``/``.json``
-    trace file itself, else the ``NAME.perfetto.json.gz`` of the workspace
+    or ``.pftrace`` trace file itself, else the trace of the workspace
     :func:`workspace.locate` finds for it (a workspace name or folder, its
-    ``NAME.duckdb``, or the report / export it was converted from); of a
-    split trace (``NAME.part-NNN.perfetto.json.gz``), part ``part`` (default
-    1).
+    ``NAME.duckdb``, or the report / export it was converted from): its
+    ``NAME.pftrace`` when it has one (the whole trace in one file, Perfetto's
+    own format) and no ``part`` is asked for, else ``NAME.perfetto.json.gz``;
+    of a split trace (``NAME.part-NNN.perfetto.json.gz``), part ``part``
+    (default 1).
 
     Raises:
         NotConvertedError: the workspace has no Perfetto trace (yet), or
@@ -102,11 +104,13 @@ def resolve_trace(name: str, root: Path | None = None, part: int | None = None) 
             trace's parts, or the trace is not split.
     """
     path = Path(name).expanduser()
-    if path.is_file() and (path.name.endswith(".json.gz") or path.name.endswith(".json")):
+    if path.is_file() and path.name.endswith((".json.gz", ".json", PFTRACE_SUFFIX)):
         if part is not None:
             raise InputError(f"--part {part} picks a part of a workspace's split trace")
         return path.resolve()
     ws, source = locate(name, root)
+    if part is None and ws.pftrace.is_file():
+        return ws.pftrace.resolve()
     parts = ws.json_parts
     if ws.json_gz.is_file() and not parts:
         if part is not None:
@@ -244,7 +248,12 @@ class _Handler(BaseHTTPRequestHandler):
             size = os.fstat(f.fileno()).st_size
             self.send_response(200)
             self._cors()
-            self.send_header("Content-Type", "application/gzip")
+            kind = (
+                "application/octet-stream"
+                if owner.trace.suffix == PFTRACE_SUFFIX
+                else "application/gzip"
+            )
+            self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(size))
             self.send_header("Cache-Control", "no-cache")
             self.end_headers()

@@ -160,9 +160,13 @@ def print_summary(res: Result, timings: bool) -> None:
 
 
 def trace_path(files: list[Path], ws) -> Path:
-    """The summary's last line: the Perfetto JSON, else (--format kineto)
-    the Kineto folder."""
-    if ws.json_gz in files or not any(f.parent == ws.kineto_dir for f in files):
+    """The summary's last line: the Perfetto JSON, else (--format pftrace)
+    the protobuf trace, else (--format kineto) the Kineto folder."""
+    if ws.json_gz in files:
+        return ws.json_gz
+    if ws.pftrace in files:
+        return ws.pftrace
+    if not any(f.parent == ws.kineto_dir for f in files):
         return ws.json_gz
     return ws.kineto_dir
 

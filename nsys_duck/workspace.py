@@ -144,6 +144,7 @@ def check_folder(path: Path, what: str) -> Path:
 JSON_SUFFIX = ".perfetto.json.gz"  # NAME.perfetto.json.gz
 DATABASE_SUFFIX = ".duckdb"  # NAME.duckdb
 KINETO_SUFFIX = ".kineto"  # NAME.kineto/rank<R>.json.gz (--format kineto)
+PFTRACE_SUFFIX = ".pftrace"  # NAME.pftrace (--format pftrace)
 
 
 def glob_escape(text: str) -> str:
@@ -177,6 +178,12 @@ class Workspace:
         return sorted(self.dir.glob(f"{glob_escape(self.name)}.part-[0-9][0-9][0-9]{JSON_SUFFIX}"))
 
     @property
+    def pftrace(self) -> Path:
+        """The protobuf trace (``--format pftrace``): Perfetto's TrackEvent
+        format, one file whatever the size."""
+        return self.dir / f"{self.name}{PFTRACE_SUFFIX}"
+
+    @property
     def events_parquet(self) -> Path:
         return self.dir / f"{self.name}.perfetto.parquet"
 
@@ -201,6 +208,7 @@ class Workspace:
         return (
             self.json_gz,
             *self.json_parts,
+            self.pftrace,
             self.events_parquet,
             self.kernel_dependencies,
             self.database,
@@ -213,7 +221,12 @@ class Workspace:
 
 def kineto_only(ws: Workspace) -> bool:
     """``ws`` holds a Kineto trace (``--format kineto``) and no Perfetto JSON."""
-    return ws.kineto_dir.is_dir() and not ws.json_gz.is_file() and not ws.json_parts
+    return (
+        ws.kineto_dir.is_dir()
+        and not ws.json_gz.is_file()
+        and not ws.json_parts
+        and not ws.pftrace.is_file()
+    )
 
 
 def workspace_for(

@@ -38,6 +38,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import perfetto_flows
+import perfetto_pftrace
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -63,7 +64,23 @@ def _convert_and_record(*args, **kwargs):
         # a split trace or a selection (--window, --devices) holds part of
         # the Parquet's slices: tests/test_split.py checks those
         register_trace(result.workspace.json_gz, result.workspace.events_parquet)
+    if result.workspace.pftrace in result.files and not (
+        opts is not None and (opts.window or opts.devices)
+    ):
+        _check_pftrace(result.workspace)
     return result
+
+
+def _check_pftrace(ws) -> None:
+    """Every protobuf trace a test writes is loaded by Perfetto's importer:
+    no error or data-loss stat, every slice of the Parquet, and every flow
+    of the JSON when it is one file (test_pftrace.py compares the two
+    imports in full)."""
+    slices = perfetto_import.our_slices(ws.events_parquet).slices
+    flows = perfetto_import.count_flow_starts(ws.json_gz) if ws.json_gz.is_file() else None
+    problems = perfetto_pftrace.light_check(ws.pftrace, slices, flows)
+    _STATS["pftraces"] += 1
+    assert not problems, "Perfetto import check of the pftrace:\n  " + "\n  ".join(problems)
 
 
 nsys_duck.convert.convert = convert = _convert_and_record
@@ -157,7 +174,7 @@ _PENDING: list[_Trace] = []  # recorded, not yet checked or handed on
 _DEV: dict[str, _Trace] = {}  # dev report -> its trace (session fixture)
 _SESSION_NAME: list[str] = []  # set while `converted` converts NAME
 _SNAPSHOTS: list[Path] = []  # the folder holding the snapshots
-_STATS = {"checked": 0, "seconds": 0.0, "failed": 0, "skipped": 0, "flows": 0}
+_STATS = {"checked": 0, "seconds": 0.0, "failed": 0, "skipped": 0, "flows": 0, "pftraces": 0}
 _UNCHECKED: list[str] = []  # "test id: reason" of perfetto_unchecked tests
 DIRECT_TEST = "test_perfetto_imports_without_loss"
 
@@ -302,6 +319,11 @@ def pytest_terminal_summary(terminalreporter):
             f"perfetto import check: {s['checked']} traces loaded by trace_processor_shell "
             f"in {s['seconds']:.1f} s, {s['failed']} with problems; the flow table of "
             f"{s['flows']} compared with int_flows slice by slice (the others have no NAME.duckdb)"
+        )
+    if s["pftraces"]:
+        terminalreporter.write_line(
+            f"perfetto import check: {s['pftraces']} protobuf traces (NAME.pftrace) loaded, "
+            "each with every slice of its Parquet and every flow of its JSON"
         )
     if s["skipped"]:
         terminalreporter.write_line(
