@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import gzip
 
+import duckdb
 import perfetto_pftrace
 import pytest
 
 import perfetto_import
 from nsys_duck.convert import Options, convert
 from nsys_duck.merge import MergeOptions, merge
+from nsys_duck.pipeline import packaged_sql_dir
 from nsys_duck.serve import resolve_trace
 from tests.paths import NEWER, REPORTS
 
@@ -106,4 +108,27 @@ def test_merged_pftrace_imports_as_the_merged_json(tmp_path):
     res = merge("m", paths, MergeOptions(trace_format="both", align="start"), root=tmp_path / "ws")
     ws = res.workspace
     assert ws.pftrace in res.files
+    assert perfetto_pftrace.compare(ws.pftrace, ws.json_gz, binary) == []
+
+
+def test_a_pftrace_read_in_many_ranges_is_the_same_trace(tmp_path):
+    """The writer sorts trace_track_events one range of
+    trace_track_event_chunks at a time (memory stays bounded at 1M rows and
+    more); with ranges of 64 KB instead of 256 MB, cufcm's trace is read in
+    dozens of them, and Perfetto still imports the JSON's trace."""
+    binary = _importer()
+    rel = "40_trace/62_trace_track_event_chunks.sql"
+    text = (packaged_sql_dir() / rel).read_text()
+    assert "256 * 1024 * 1024 AS chunk_bytes" in text
+    edited = tmp_path / "sql" / rel
+    edited.parent.mkdir(parents=True)
+    edited.write_text(text.replace("256 * 1024 * 1024 AS chunk_bytes", "64 * 1024 AS chunk_bytes"))
+    res = convert(
+        CASES["cufcm_memset"],
+        Options(output_dir=tmp_path / "c", trace_format="both", sql_dir=tmp_path / "sql"),
+    )
+    ws = res.workspace
+    with duckdb.connect(str(ws.database), read_only=True) as con:
+        ranges = con.execute("SELECT count(*) FROM trace_track_event_chunks").fetchone()[0]
+    assert ranges > 10
     assert perfetto_pftrace.compare(ws.pftrace, ws.json_gz, binary) == []

@@ -24,13 +24,15 @@
 -- [start, end) means (0 end, inner first; 1 begin or instant, outer first;
 -- 2 b; 3 e). Perfetto sorts events by ts and keeps file order at equal ts.
 -- The writer reads one range of trace_track_event_chunks at a time ($lo_*,
--- $hi_*: its bounds), so no one sort holds every event and its args.
+-- $hi_*: its bounds, compared column by column: DuckDB 1.4 cannot compare
+-- the (sequence_id, ts) pairs as structs), so no one sort holds every
+-- event and its args.
 -- Role: pftrace-events
 -- Columns: sequence_id BIGINT, ts BIGINT, type INTEGER, legacy_phase INTEGER,
 --   legacy_id BIGINT, track_uuid BIGINT, name VARCHAR, cat VARCHAR,
 --   args_json VARCHAR, flow_ids BIGINT[], terminating_flow_ids BIGINT[],
 --   order_phase INTEGER, order_span BIGINT, order_seq BIGINT
--- Python reads: WHERE sequence_id BETWEEN $lo_seq AND $hi_seq AND (sequence_id, ts) >= ($lo_seq, $lo_ts) AND (sequence_id, ts) < ($hi_seq, $hi_ts) ORDER BY sequence_id, ts, order_phase, order_span, order_seq
+-- Python reads: WHERE sequence_id BETWEEN $lo_seq AND $hi_seq AND (sequence_id > $lo_seq OR ts >= $lo_ts) AND (sequence_id < $hi_seq OR ts < $hi_ts) ORDER BY sequence_id, ts, order_phase, order_span, order_seq
 
 CREATE OR REPLACE VIEW trace_track_events AS
 WITH drawn_flows AS (
