@@ -301,6 +301,17 @@ def _batches(con: duckdb.DuckDBPyConnection) -> Iterator[tuple[pa.RecordBatch, t
     encodes, at most PREFETCH batches ahead (memory stays bounded), each
     with its args objects read (:func:`pftrace_args.read_args`)."""
     out: queue.Queue = queue.Queue(PREFETCH)
+    stop = threading.Event()  # the encoder is gone (done, failed, Ctrl-C)
+
+    def hand(item) -> bool:
+        """Queue ``item`` for the encoder; False once it has stopped."""
+        while not stop.is_set():
+            try:
+                out.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
 
     def read() -> None:
         try:
@@ -309,19 +320,26 @@ def _batches(con: duckdb.DuckDBPyConnection) -> Iterator[tuple[pa.RecordBatch, t
             for lo_seq, lo_ts, hi_seq, hi_ts in con.execute(plan).fetchall():
                 bounds = {"lo_seq": lo_seq, "lo_ts": lo_ts, "hi_seq": hi_seq, "hi_ts": hi_ts}
                 for batch in arrow_reader(con.sql(query, params=bounds), BATCH_ROWS):
-                    if batch.num_rows:
-                        out.put((batch, read_args(batch.column("args_json"))))
-            out.put(None)
+                    if batch.num_rows and not hand((batch, read_args(batch.column("args_json")))):
+                        return
+            hand(None)
         except BaseException as exc:  # handed to the encoding thread
-            out.put(exc)
+            hand(exc)
 
     reader = threading.Thread(target=read, name="pftrace-reader", daemon=True)
     reader.start()
-    while (item := out.get()) is not None:
-        if isinstance(item, BaseException):
-            raise item
-        yield item
-    reader.join()
+    try:
+        while (item := out.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        # the connection is the caller's again only once the reader is
+        # done: on an early exit its query is interrupted and waited for
+        stop.set()
+        if reader.is_alive():
+            con.interrupt()
+        reader.join()
 
 
 def write_pftrace(con: duckdb.DuckDBPyConnection, path) -> PftraceStats:
