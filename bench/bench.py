@@ -30,8 +30,9 @@ report converted as Dask tasks on a local cluster and merged into one trace
 converting the same reports one after another in the same run).
 
 With ``--pftrace``, each input is converted once more with ``--format both``
-and a second table compares the two Perfetto traces of that run: bytes
-(the JSON uncompressed, all parts; the pftrace as written), write seconds
+(``--memory-limit 6GB``: both's Kineto writer needs it at 5M rows) and a
+second table compares the two Perfetto traces of that run: bytes (the JSON
+uncompressed, all parts; the pftrace as written), write seconds
 (``--timings``: ``write JSON``, ``write pftrace``), and what
 ``trace_processor_shell`` (the importer the UI runs) needs to load each:
 wall seconds and peak RSS (a split JSON: the sum of its parts' seconds and
@@ -255,9 +256,10 @@ def pftrace_row(name: str, folder: Path, exe: str) -> str:
     """The --pftrace table's row of one input (see the module docstring)."""
     with tempfile.TemporaryDirectory() as ws:
         env = dict(os.environ, NSYS_WORKSPACE_ROOT=ws)
-        _, _, out = run_measured(
-            [exe, "convert", "--format", "both", "--timings", str(folder)], env
-        )
+        # both also writes the Kineto trace, whose writer needs more than the
+        # default 2GB at 5M rows (abacus x80 ran out of memory there)
+        cmd = [exe, "convert", "--format", "both", "--memory-limit", "6GB", "--timings"]
+        _, _, out = run_measured([*cmd, str(folder)], env)
         jsons = sorted(Path(ws).glob("*/*.perfetto.json.gz"))
         (pf,) = Path(ws).glob("*/*.pftrace")
         json_mb = float(_metric(out, "JSON size, uncompressed (MB)"))
