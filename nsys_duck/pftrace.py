@@ -54,6 +54,7 @@ from .protobuf import (
     Ragged,
     cat,
     const,
+    empty,
     fixed64,
     length_delimited,
     numbers,
@@ -184,15 +185,11 @@ def sequence_start(seq: int, track_uuid: int, ts: int) -> bytes:
     return _packet(seq, payload)
 
 
-def _none(n: int) -> Ragged:
-    return Ragged(np.empty(0, np.uint8), np.zeros(n, np.int64))
-
-
 def _flow_ids(key: bytes, lists: pa.Array) -> Ragged:
     """Per row, a repeated fixed64 field of its list of flow ids (NULL: none)."""
     n = len(lists)
     if lists.null_count == n:
-        return _none(n)
+        return empty(n)
     offsets = numbers(lists.offsets).astype(np.int64)
     ids = numbers(lists.flatten()).astype(np.uint64)
     items = cat(const(key, len(ids)), fixed64(ids))
@@ -212,7 +209,7 @@ def _legacy(batch: pa.RecordBatch) -> Joined | Ragged:
     phase = batch.column("legacy_phase")
     n = batch.num_rows
     if phase.null_count == n:
-        return _none(n)
+        return empty(n)
     rows = valid_rows(phase)
     body = cat(
         const(LEGACY_PHASE, len(rows)),

@@ -25,8 +25,10 @@ from .pftrace_interning import Interner
 from .protobuf import (
     Joined,
     Ragged,
+    as_arrow,
     cat,
     const,
+    empty,
     fixed64,
     grouped,
     length_delimited,
@@ -50,10 +52,6 @@ NAME = tag(10, 2)
 DICT_ENTRIES = tag(11, 2)
 ARRAY_VALUES = tag(12, 2)
 STRING_IID = tag(17, 0)
-
-
-def _none(n: int) -> Ragged:
-    return Ragged(np.empty(0, np.uint8), np.zeros(n, np.int64))
 
 
 def valid_rows(arr: pa.Array) -> np.ndarray:
@@ -110,9 +108,7 @@ def _list_keys(lists: pa.Array) -> pa.Array | None:
         items = items.cast(pa.uint8())
     width = items.type.bit_width // 8
     data = np.ascontiguousarray(numbers(pc.fill_null(items, 0))).view(np.uint8)
-    key_offsets = (offsets - offsets[0]) * width
-    buffers = [None, pa.py_buffer(key_offsets), pa.py_buffer(data)]
-    return pa.Array.from_buffers(pa.large_binary(), len(lists), buffers)
+    return as_arrow(Ragged(data, np.diff(offsets) * width))
 
 
 def _distinct_arrays(lists: pa.Array, seqs: np.ndarray, interner: Interner) -> Ragged:
@@ -140,7 +136,7 @@ def _array_values(lists: pa.Array, seqs: np.ndarray, interner: Interner) -> Ragg
     items = lists.flatten()
     found = _value(items, np.repeat(seqs, np.diff(offsets)), interner)
     if found is None:
-        return _none(len(lists))
+        return empty(len(lists))
     rows, value = found
     return grouped(present(rows, len(items), length_delimited(ARRAY_VALUES, value)), offsets)
 
@@ -149,7 +145,7 @@ def _dict_entries(structs: pa.StructArray, seqs: np.ndarray, interner: Interner)
     """Per object, its members as ``dict_entries`` annotations (named by
     ``name``: nested names are not interned)."""
     n = len(structs)
-    parts = [_none(n)]
+    parts = [empty(n)]
     for k in range(structs.type.num_fields):
         found = _value(structs.field(k), seqs, interner)
         if found is None:
@@ -220,7 +216,7 @@ def annotations(args: tuple, n: int, seqs: np.ndarray, interner: Interner) -> Jo
     encoded once per distinct (sequence, object)."""
     rows, distinct, which = args
     if distinct is None:
-        return _none(n)
+        return empty(n)
     width = len(distinct)
     pairs, inverse = np.unique(seqs[rows] * width + which, return_inverse=True)
     encoded = _encode(distinct.take(pa.array(pairs % width)), pairs // width, interner)
@@ -231,7 +227,7 @@ def _encode(table: pa.Table, on: np.ndarray, interner: Interner) -> Joined:
     """Row r of ``table`` (one args object) as its annotations, interned on
     sequence ``on[r]``."""
     rows = np.arange(len(on))
-    parts = [_none(len(rows))]
+    parts = [empty(len(rows))]
     for name in table.column_names:
         found = _value(table.column(name).combine_chunks(), on, interner)
         if found is None:

@@ -162,20 +162,15 @@ def _leaves(x: Ragged | Joined) -> list[Ragged]:
     return x.parts if isinstance(x, Joined) else [x]
 
 
-def _binary32(rows: Ragged) -> pa.Array:
-    offsets = np.zeros(len(rows.lengths) + 1, np.int32)
-    np.cumsum(rows.lengths, out=offsets[1:])
-    buffers = [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(rows.data))]
-    return pa.Array.from_buffers(pa.binary(), len(rows.lengths), buffers)
-
-
 def _copy_together(parts: list[Ragged], lengths: np.ndarray) -> np.ndarray:
     """The parts' rows one after the other, row by row, in one buffer:
     Arrow's element-wise join (a memcpy a row and part); past 2 GB, which
     its 32-bit offsets cannot hold, numpy's index of every byte."""
     total = int(lengths.sum())
     if total < 2**31 - 1:
-        joined = pc.binary_join_element_wise(*map(_binary32, parts), pa.scalar(b"", pa.binary()))
+        joined = pc.binary_join_element_wise(
+            *(as_arrow(p, large=False) for p in parts), pa.scalar(b"", pa.binary())
+        )
         return strings(joined).data
     out = np.empty(total, np.uint8)
     at = _starts(lengths)
@@ -215,12 +210,18 @@ def present(rows: np.ndarray, n: int, field: Ragged | Joined) -> Joined:
     return Joined(placed, total)
 
 
-def as_arrow(rows: Ragged | Joined) -> pa.Array:
-    """The rows as an Arrow large_binary array (the data buffer shared)."""
-    offsets = np.zeros(len(rows.lengths) + 1, np.int64)
+def as_arrow(rows: Ragged | Joined, large: bool = True) -> pa.Array:
+    """The rows as an Arrow large_binary array (``large=False``: binary,
+    32-bit offsets, under 2 GB), the data buffer shared."""
+    offsets = np.zeros(len(rows.lengths) + 1, np.int64 if large else np.int32)
     np.cumsum(rows.lengths, out=offsets[1:])
     buffers = [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(rows.data))]
-    return pa.Array.from_buffers(pa.large_binary(), len(rows.lengths), buffers)
+    return pa.Array.from_buffers(pa.large_binary() if large else pa.binary(), len(rows), buffers)
+
+
+def empty(n: int) -> Ragged:
+    """``n`` rows without a byte (a field no row has)."""
+    return Ragged(np.empty(0, np.uint8), np.zeros(n, np.int64))
 
 
 def take(rows: Ragged | Joined, indices: np.ndarray) -> Ragged:
