@@ -20,7 +20,7 @@ from . import __version__, sqlrun
 from .console import fail, progress_bar, silence_stdout
 from .convert import Options, convert
 from .errors import InputError, NsysDuckError
-from .outputs import TRACE_FORMATS
+from .formats import CHOICES, format_help
 from .serve import DEFAULT_PORT, run_open
 from .summary import outcome_line, print_merge_summary, print_summary, progress_counts
 
@@ -84,15 +84,10 @@ def parse_devices(text: str | None) -> tuple[int, ...]:
 trace_format_option = click.option(
     "--format",
     "trace_format",
-    type=click.Choice(list(TRACE_FORMATS)),
+    type=click.Choice(list(CHOICES)),
     default="perfetto",
     show_default=True,
-    help="Which trace to write: perfetto (NAME.perfetto.json.gz, split in parts when "
-    "large), pftrace (NAME.pftrace: Perfetto's protobuf format, one file, a fraction "
-    "of the JSON's size), kineto (NAME.kineto/: "
-    "one PyTorch-profiler (Kineto) trace per rank, for Holistic Trace Analysis) or "
-    "both (every one of them); the Parquet and NAME.duckdb are always written, and a "
-    "capture with no GPU work (no Kineto rank) gets the Perfetto trace instead of a Kineto one.",
+    help=format_help(),
 )
 
 
@@ -444,7 +439,8 @@ def _trace_files(trace: str) -> list[Path]:
     """The Perfetto JSON files ``validate TRACE`` checks: the file itself, or
     the workspace's ``NAME.perfetto.json.gz``, or every part of its split
     trace; exits 2 with one sentence when there is none."""
-    from .workspace import kineto_only, locate
+    from .formats import kineto_only
+    from .workspace import locate
 
     file = Path(trace).expanduser()
     if file.is_file() and file.name.endswith(".json.gz"):

@@ -43,6 +43,7 @@ from . import (
     writers,
 )
 from . import checks as checks_mod
+from . import formats as formats_mod
 from . import nsys as nsys_mod
 from .errors import InputError, NsysDuckError, SqlStageError, WorkspaceError
 from .failures import Step, named_failures, os_failure
@@ -509,12 +510,12 @@ def _remove_outputs(ws: Workspace, names: set[str]) -> None:
     of ``names`` (the workspace's NAME now and before), and nsys's export log:
     they show another report's data (or data no manifest vouches for)."""
     for name in names:
-        for f in Workspace(ws.dir, name).outputs:
-            try:
-                f.unlink()
-            except FileNotFoundError:
-                pass
-        shutil.rmtree(Workspace(ws.dir, name).kineto_dir, ignore_errors=True)
+        earlier = Workspace(ws.dir, name)
+        for f in [*(f for fmt in formats_mod.FORMATS for f in fmt.left(earlier)), *earlier.always]:
+            if f.is_dir():
+                shutil.rmtree(f, ignore_errors=True)
+            else:
+                f.unlink(missing_ok=True)
     try:
         (ws.dir / "nsys-export.log").unlink()
     except FileNotFoundError:
@@ -633,7 +634,7 @@ def _convert_locked(
     )
     step = Step("the SQL stages")
     try:
-        with outputs.Scratch(ws) as scratch:
+        with outputs.Scratch() as scratch:
             with named_failures(step, ws, opts.memory_limit, export_dir=export_dir):
                 db_tmp = writers.temp_path(ws.database) if opts.database else None
                 if db_tmp is not None:

@@ -534,7 +534,7 @@ def _run_merge(
         spill,
     )
     step = Step("the merge's SQL stages")
-    with outputs.Scratch(ws) as scratch:
+    with outputs.Scratch() as scratch:
         con = scratch.con = open_database(copt, spill, db_tmp)
         with named_failures(step, ws, copt.memory_limit, command="merge"):
             files = _build_merge(con, ws, dataset, opts, progress, first_db)

@@ -25,9 +25,9 @@ import duckdb
 
 from . import checks as checks_mod
 from . import contract, pipeline, writers
+from . import formats as formats_mod
 from .errors import NoEventsError, ValidationFailed
 from .failures import Step, os_failure
-from .pftrace import write_pftrace
 from .runs import InterruptWatch, interrupts_deferred
 from .workspace import Workspace
 
@@ -40,59 +40,32 @@ NO_KINETO_RANK = (
 )
 
 
-# --format: which traces a conversion (and a merge) writes: the Perfetto
-# JSON (NAME.perfetto.json.gz, in parts when large), Perfetto's protobuf
-# (NAME.pftrace, one file) and the Kineto trace (NAME.kineto/); both: every
-# one of them
-TRACE_FORMATS = {
-    "perfetto": ("json",),
-    "pftrace": ("pftrace",),
-    "kineto": ("kineto",),
-    "both": ("json", "pftrace", "kineto"),
-}
-
-
-def writes_perfetto(trace_format: str) -> bool:
-    """``--format`` asks for the Perfetto JSON (``perfetto``, ``both``)."""
-    return "json" in TRACE_FORMATS[trace_format]
-
-
-def writes_pftrace(trace_format: str) -> bool:
-    """``--format`` asks for the protobuf trace (``pftrace``, ``both``)."""
-    return "pftrace" in TRACE_FORMATS[trace_format]
-
-
-def writes_kineto(trace_format: str) -> bool:
-    """``--format`` asks for the Kineto trace (``kineto``, ``both``)."""
-    return "kineto" in TRACE_FORMATS[trace_format]
-
-
 @dataclass
 class ChosenTraces:
     """The traces a conversion or merge writes (:func:`chosen_traces`)."""
 
-    perfetto: bool  # the JSON
-    kineto: bool
+    formats: tuple[formats_mod.TraceFormat, ...]  # in formats.FORMATS order
     notes: list[str]  # one sentence each, for the summary (why not as asked)
-    pftrace: bool = False
 
 
 def chosen_traces(con: duckdb.DuckDBPyConnection, trace_format: str) -> ChosenTraces:
-    """The traces to write for ``--format trace_format``, once the SQL stages
-    ran: as asked, except that a capture with no Kineto rank (``kineto_ranks``
-    empty: no process with GPU work) gets no Kineto trace but the Perfetto
-    trace (``both``: the Perfetto trace alone; ``kineto``: the Perfetto trace
-    instead, so the run still leaves a trace to open), with a note saying so.
-    The Parquet and NAME.duckdb are written whatever the format."""
-    perfetto, kineto = writes_perfetto(trace_format), writes_kineto(trace_format)
-    pftrace = writes_pftrace(trace_format)
-    if not kineto or con.execute("SELECT count(*) FROM kineto_ranks").fetchall()[0][0]:
-        return ChosenTraces(perfetto, kineto, [], pftrace)
-    if perfetto or pftrace:
-        return ChosenTraces(
-            perfetto, False, [f"{NO_KINETO_RANK}; the Perfetto trace is written alone"], pftrace
-        )
-    return ChosenTraces(True, False, [f"{NO_KINETO_RANK}; the Perfetto trace is written instead"])
+    """The traces to write for ``--format trace_format``
+    (:data:`formats.CHOICES`), once the SQL stages ran: as asked, except
+    that a capture with no Kineto rank (``kineto_ranks`` empty: no process
+    with GPU work) gets no Kineto trace but the Perfetto traces (``both``:
+    the others alone; ``kineto``: the Perfetto JSON instead, so the run
+    still leaves a trace to open), with a note saying so. The Parquet and
+    NAME.duckdb are written whatever the format."""
+    chosen = formats_mod.CHOICES[trace_format]
+    kineto = formats_mod.KINETO
+    if kineto not in chosen or con.execute("SELECT count(*) FROM kineto_ranks").fetchall()[0][0]:
+        return ChosenTraces(chosen, [])
+    others = tuple(f for f in chosen if f is not kineto)
+    if others:
+        return ChosenTraces(others, [f"{NO_KINETO_RANK}; the Perfetto trace is written alone"])
+    return ChosenTraces(
+        (formats_mod.PERFETTO,), [f"{NO_KINETO_RANK}; the Perfetto trace is written instead"]
+    )
 
 
 def read_trace_notes(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -117,7 +90,7 @@ class OutputSpec:
     """What a run writes and how (the rest comes from the relations)."""
 
     ws: Workspace
-    trace_format: str  # --format: perfetto, kineto or both
+    trace_format: str  # --format: a key of formats.CHOICES
     validate: bool  # run the contract checks (check_* views) before writing
     no_events: Callable[[duckdb.DuckDBPyConnection], str]  # why, when int_slices is empty
     memory_limit: str  # DuckDB's, also for the file validator
@@ -128,16 +101,13 @@ class OutputSpec:
 class Written:
     """The files :func:`write_outputs` wrote under temporary names."""
 
-    finals: list[Path]  # where each goes (JSON parts, Parquet, dependencies)
+    finals: list[Path]  # where each goes: traces (a folder format: its folder), Parquet
     tmps: list[Path]  # where each is now, in the same order
-    n_json: int  # the first n_json files are the Perfetto JSON (its parts)
-    kineto_tmp: Path  # the Kineto folder while written
-    kineto_files: list[Path]  # where its rank files go
-    kineto_written: bool  # the Kineto folder was written (publish it)
-    summary: list[tuple[str, object]]  # trace_summary, split summary, sizes
+    traces: dict[str, list[Path]]  # format name -> its temporaries (formats.FORMATS)
+    inside: list[Path]  # the files inside the folders published (what the manifest lists)
+    summary: list[tuple[str, object]]  # trace_summary, split summary, what each writer adds
     notes: list[str]  # trace_notes, then why a trace asked for is not written
     checked: checks_mod.CheckRun | None  # None: the checks did not run
-    pftrace_tmp: Path | None = None  # the protobuf trace while written (among tmps)
     file_validated: bool = False  # validate_edited_json read the JSON
     timings: list[pipeline.StageTiming] = field(default_factory=list)
 
@@ -146,18 +116,21 @@ class Written:
         self.finals.append(final)
         self.tmps.append(tmp)
 
+    @property
+    def n_json(self) -> int:
+        """How many files the Perfetto JSON was written in (0: not written)."""
+        return len(self.traces.get(formats_mod.PERFETTO.name, ()))
+
 
 class Scratch:
     """What a run holds while it writes, given back when it ends however it
     ends (a ``with`` block): its DuckDB connection (``con``, closed first,
-    so no late write lands in a removed file), the temporary files
-    (``files``: removed unless published, see :func:`publish`) and the
-    Kineto folder while written (``kineto_tmp``)."""
+    so no late write lands in a removed file) and the temporary files and
+    folders (``files``: removed unless published, see :func:`publish`)."""
 
-    def __init__(self, ws: Workspace) -> None:
+    def __init__(self) -> None:
         self.con: duckdb.DuckDBPyConnection | None = None
         self.files: list[Path] = []
-        self.kineto_tmp = writers.temp_path(ws.kineto_dir)
 
     def __enter__(self) -> Scratch:
         return self
@@ -173,8 +146,9 @@ class Scratch:
             self.close_connection()
         except duckdb.Error:
             pass
-        writers.discard(self.files)
-        shutil.rmtree(self.kineto_tmp, ignore_errors=True)
+        writers.discard([f for f in self.files if not f.is_dir()])
+        for folder in self.files:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextmanager
@@ -207,19 +181,16 @@ def contract_checks(
     return checked
 
 
-def trace_files(con, spec: OutputSpec, traces: ChosenTraces) -> tuple[list[Path], list[Path]]:
-    """(finals, temporaries): the JSON trace (one file, or one per row of
-    ``trace_parts``; none unless asked for), the aligned Parquet, the kernel
-    dependencies, then the protobuf trace when asked for."""
+def trace_files(
+    con, spec: OutputSpec, traces: ChosenTraces
+) -> tuple[dict[str, list[Path]], list[Path]]:
+    """(format name -> its finals, the finals of every file): each chosen
+    format's files (:attr:`formats.TraceFormat.targets`), then the aligned
+    Parquet and the kernel dependencies."""
     ws = spec.ws
-    parts = [p for (p,) in con.execute("SELECT part FROM trace_parts ORDER BY part").fetchall()]
-    jsons = [ws.json_gz] if len(parts) == 1 else [ws.json_part(p) for p in parts]
-    if not traces.perfetto:
-        jsons = []  # no Perfetto JSON asked for
-    finals = [*jsons, ws.events_parquet, ws.kernel_dependencies]
-    if traces.pftrace:
-        finals.append(ws.pftrace)
-    return finals, [writers.temp_path(f) for f in finals]
+    finals_of = {fmt.name: fmt.targets(con, ws) for fmt in traces.formats}
+    finals = [f for files in finals_of.values() for f in files]
+    return finals_of, [*finals, ws.events_parquet, ws.kernel_dependencies]
 
 
 def write_outputs(
@@ -244,86 +215,66 @@ def write_outputs(
     step.now = "the contract checks"
     checked = contract_checks(con, files, spec, progress, watch, timings)
     traces = chosen_traces(con, spec.trace_format)
-    finals, tmps = trace_files(con, spec, traces)
+    finals_of, finals = trace_files(con, spec, traces)
+    tmps = [writers.temp_path(f) for f in finals]
     scratch.files.extend(tmps)
-    n_json = len(finals) - 2 - traces.pftrace
-    kineto_tmp = scratch.kineto_tmp
+    tmp_of = dict(zip(finals, tmps, strict=True))
     out = Written(
         finals,
         tmps,
-        n_json,
-        kineto_tmp,
+        {name: [tmp_of[f] for f in fs] for name, fs in finals_of.items()},
         [],
-        False,
         [],
         [*read_trace_notes(con), *traces.notes],
         checked,
+        timings=timings,
     )
-    out.timings = timings
-    if traces.pftrace:
-        out.pftrace_tmp = tmps[-1]
-    step.now = "writing the JSON trace"
-    events, json_bytes = write_json(con, out, progress)
-    pftrace = None
-    if out.pftrace_tmp is not None:
-        step.now = "writing the protobuf trace"
-        progress("writing the protobuf trace", None)
-        with timed(timings, "write pftrace"):
-            pftrace = write_pftrace(con, out.pftrace_tmp)
+    rows = []
+    for fmt in traces.formats:
+        rows += write_trace(con, fmt, finals_of[fmt.name], out, step, progress)
     step.now = "writing the aligned Parquet"
     progress("writing Parquet", None)
     with timed(timings, "write Parquet"):
-        rows = writers.write_parquet(con, contract.parquet_query(files), tmps[n_json])
-        writers.write_kernel_dependencies(tmps[n_json + 1])
-    kineto = None
-    if traces.kineto:
-        step.now = "writing the Kineto trace"
-        progress("writing the Kineto trace", None)
-        with timed(timings, "write Kineto JSON"):
-            kineto = writers.write_kineto_json(con, kineto_tmp)
-        out.kineto_files = [spec.ws.kineto_dir / path.name for path, _ in kineto.files]
-        out.kineto_written = True
+        parquet, dependencies = tmps[-2:]
+        n_rows = writers.write_parquet(con, contract.parquet_query(files), parquet)
+        writers.write_kernel_dependencies(dependencies)
     step.now = "the summary"
-    out.summary = read_summary(con, files)
-    if out.n_json:
-        out.summary += [
-            ("JSON events", events),
-            ("JSON size, uncompressed (MB)", round(json_bytes / 1e6, 1)),
-        ]
-    if pftrace is not None:
-        out.summary += [
-            ("pftrace TrackEvents", pftrace.events),
-            ("pftrace size (MB)", round(pftrace.bytes / 1e6, 1)),
-        ]
-        if out.n_json > 1:
-            out.notes.append(
-                f"the JSON trace is split in {out.n_json} parts; {spec.ws.pftrace.name} "
-                "holds the whole trace in one file"
-            )
-    elif out.n_json > 1:
-        out.notes.append(
-            f"the JSON trace is split in {out.n_json} parts; --format pftrace writes the "
-            "whole trace in one file (Perfetto's protobuf, NAME.pftrace)"
-        )
-    out.summary.append(("Parquet rows", rows))
-    if kineto is not None:
-        out.summary += [("Kineto ranks", len(kineto.files)), ("Kineto events", kineto.events)]
+    out.summary = [*read_summary(con, files), *rows, ("Parquet rows", n_rows)]
+    note = split_note(out, spec.ws)
+    if note:
+        out.notes.append(note)
     return out
 
 
-def write_json(con, out: Written, progress: Progress) -> tuple[int, int]:
-    """The Perfetto JSON (its parts) into ``out.tmps[:n_json]``, each gzip
-    trailer checked; returns (events, uncompressed bytes)."""
-    events = json_bytes = 0
-    n = out.n_json
-    with timed(out.timings, "write JSON"):
-        progress("writing JSON" if n == 1 else f"writing JSON ({n} parts)", None)
-        stats_of = writers.write_trace_json(con, out.tmps[:n]) if n else []
-        for tmp, stats in zip(out.tmps, stats_of, strict=False):
-            writers.check_gzip_trailer(tmp, stats)
-            json_bytes += stats.bytes_uncompressed
-            events += stats.events
-    return events, json_bytes
+def write_trace(
+    con, fmt: formats_mod.TraceFormat, finals: list[Path], out: Written, step: Step, progress
+) -> list[tuple[str, object]]:
+    """Write format ``fmt`` into its temporaries (``out.traces``); the
+    summary rows it adds. A folder format's files are added to
+    ``out.inside`` under their published folder."""
+    tmps = out.traces[fmt.name]
+    step.now = fmt.doing
+    progress(fmt.doing if len(tmps) == 1 else f"{fmt.doing} ({len(tmps)} parts)", None)
+    with timed(out.timings, fmt.timing):
+        wrote = fmt.write(con, tmps)
+    out.inside += [finals[0] / name for name in wrote.inside]
+    return wrote.rows
+
+
+def split_note(out: Written, ws: Workspace) -> str | None:
+    """When the JSON is split: which file holds the whole trace (the
+    protobuf trace, written now), or how to get one."""
+    if out.n_json < 2:
+        return None
+    if formats_mod.PFTRACE.name in out.traces:
+        return (
+            f"the JSON trace is split in {out.n_json} parts; {ws.pftrace.name} "
+            "holds the whole trace in one file"
+        )
+    return (
+        f"the JSON trace is split in {out.n_json} parts; --format pftrace writes the "
+        "whole trace in one file (Perfetto's protobuf, NAME.pftrace)"
+    )
 
 
 def read_summary(
@@ -365,7 +316,7 @@ def validate_edited_json(
 
     progress("validating the JSON (--sql-dir edits the writer's views)", None)
     t0 = time.perf_counter()
-    for tmp in out.tmps[: out.n_json]:
+    for tmp in out.traces[formats_mod.PERFETTO.name]:
         rep = validate_trace(
             tmp, max_examples=1, memory_limit=spec.memory_limit, temp_dir=spec.temp_dir
         )
@@ -388,11 +339,12 @@ def publish(
     write_manifest: Callable[[list[Path]], None],
     before: Callable[[], None] | None = None,
 ) -> list[Path]:
-    """Put every written file in place, signals deferred: ``before`` (a
-    merge's dataset), the files, the Kineto folder (or an earlier run's
-    removed), then ``write_manifest(files)``; an earlier run's files that
-    would disagree (the other JSON layout, NAME.duckdb not written now) are
-    removed. Returns every published file.
+    """Put every written file and folder in place, signals deferred:
+    ``before`` (a merge's dataset), the files, then
+    ``write_manifest(files)``; an earlier run's files that would disagree
+    (a format not written now, the other JSON layout, NAME.duckdb not
+    written now) are removed. Returns every published file (a folder's
+    files, not the folder).
 
     Raises WorkspaceError (one sentence) when the disk refuses.
     """
@@ -400,18 +352,22 @@ def publish(
         with interrupts_deferred():
             if before is not None:
                 before()
-            stale = [f for f in (ws.json_gz, *ws.json_parts) if f not in out.finals]
-            writers.publish(list(zip(out.tmps, out.finals, strict=True)))
-            writers.discard(stale)  # the other layout's trace (split or not) of an earlier run
-            for earlier in (ws.database, ws.pftrace):
-                if earlier not in out.finals and earlier.exists():
-                    earlier.unlink()  # an earlier run's: it would disagree
-            if out.kineto_written:
-                writers.publish_folder(out.kineto_tmp, ws.kineto_dir)
-            elif ws.kineto_dir.exists():
-                shutil.rmtree(ws.kineto_dir)  # an earlier run's: it would disagree
+            stale = [f for fmt in formats_mod.FORMATS for f in fmt.left(ws) if f not in out.finals]
+            if ws.database not in out.finals and ws.database.exists():
+                stale.append(ws.database)
+            for tmp, final in zip(out.tmps, out.finals, strict=True):
+                if tmp.is_dir():
+                    writers.publish_folder(tmp, final)
+                else:
+                    writers.publish([(tmp, final)])
+            for f in stale:  # an earlier run's (another layout or format): it would disagree
+                if f.is_dir():
+                    shutil.rmtree(f)
+                else:
+                    f.unlink(missing_ok=True)
             scratch.files.clear()  # in place now
-            files = [*out.finals, *out.kineto_files]
+            files = [f for f in out.finals if f not in {i.parent for i in out.inside}]
+            files += out.inside
             write_manifest(files)
     except OSError as exc:
         raise os_failure(exc, ws) from None

@@ -53,7 +53,8 @@ import click
 
 from .console import shown
 from .errors import InputError, NsysDuckError
-from .workspace import JSON_SUFFIX, PFTRACE_SUFFIX, Workspace, kineto_only, locate
+from .formats import format_of, kineto_only, opened_trace
+from .workspace import JSON_SUFFIX, Workspace, locate
 from .writers import human_size
 
 PERFETTO_UI = "https://ui.perfetto.dev"
@@ -104,13 +105,14 @@ def resolve_trace(name: str, root: Path | None = None, part: int | None = None) 
             trace's parts, or the trace is not split.
     """
     path = Path(name).expanduser()
-    if path.is_file() and path.name.endswith((".json.gz", ".json", PFTRACE_SUFFIX)):
+    if path.is_file() and format_of(path) is not None:
         if part is not None:
             raise InputError(f"--part {part} picks a part of a workspace's split trace")
         return path.resolve()
     ws, source = locate(name, root)
-    if part is None and ws.pftrace.is_file():
-        return ws.pftrace.resolve()
+    preferred = opened_trace(ws)
+    if part is None and preferred is not None and preferred not in ws.json_parts:
+        return preferred.resolve()
     parts = ws.json_parts
     if ws.json_gz.is_file() and not parts:
         if part is not None:
@@ -248,11 +250,8 @@ class _Handler(BaseHTTPRequestHandler):
             size = os.fstat(f.fileno()).st_size
             self.send_response(200)
             self._cors()
-            kind = (
-                "application/octet-stream"
-                if owner.trace.suffix == PFTRACE_SUFFIX
-                else "application/gzip"
-            )
+            fmt = format_of(owner.trace)
+            kind = fmt.content_type if fmt is not None else "application/octet-stream"
             self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(size))
             self.send_header("Cache-Control", "no-cache")

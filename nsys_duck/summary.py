@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from . import formats as formats_mod
 from .console import fail, shown
 from .writers import human_size
 
@@ -154,20 +155,17 @@ def print_summary(res: Result, timings: bool) -> None:
             f"in ui.perfetto.dev on its own (nsys-duck open {res.workspace.name} --part K; "
             "same tracks and time base); the Parquet holds every slice"
         )
-        out(str(parts[0].resolve()))
-    else:
-        out(str(trace_path(res.files, res.workspace).resolve()))
+    out(str(trace_path(res.files, res.workspace).resolve()))
 
 
 def trace_path(files: list[Path], ws) -> Path:
-    """The summary's last line: the Perfetto JSON, else (--format pftrace)
-    the protobuf trace, else (--format kineto) the Kineto folder."""
-    if ws.json_gz in files:
-        return ws.json_gz
-    if ws.pftrace in files:
-        return ws.pftrace
-    if not any(f.parent == ws.kineto_dir for f in files):
-        return ws.json_gz
+    """The summary's last line: the trace ``open`` serves (the preferred
+    format Perfetto opens among ``files``: :data:`formats.OPENED`), else
+    (--format kineto) the Kineto folder."""
+    for fmt in formats_mod.OPENED:
+        written = [f for f in fmt.left(ws) if f in files]
+        if written:
+            return written[0]
     return ws.kineto_dir
 
 
@@ -252,5 +250,4 @@ def print_merge_summary(res) -> None:
         out("validation: skipped (--no-checks)")
     for f in res.files:
         out(f"{f}  ({human_size(f.stat().st_size)})")
-    parts = [f for f in res.files if ".part-" in f.name]
-    out(str((parts[0] if parts else trace_path(res.files, res.workspace)).resolve()))
+    out(str(trace_path(res.files, res.workspace).resolve()))

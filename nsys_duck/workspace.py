@@ -203,30 +203,15 @@ class Workspace:
         return self.dir / f"{self.name}{KINETO_SUFFIX}"
 
     @property
-    def outputs(self) -> tuple[Path, ...]:
-        """The files a conversion publishes (the database only when asked for)."""
-        return (
-            self.json_gz,
-            *self.json_parts,
-            self.pftrace,
-            self.events_parquet,
-            self.kernel_dependencies,
-            self.database,
-        )
+    def always(self) -> tuple[Path, ...]:
+        """The files every run publishes whatever its format (the Parquet,
+        the kernel dependencies) and NAME.duckdb (when asked for); the
+        traces are :mod:`formats`'."""
+        return (self.events_parquet, self.kernel_dependencies, self.database)
 
     @property
     def lock(self) -> Path:
         return self.dir / ".nsys-duck.lock"
-
-
-def kineto_only(ws: Workspace) -> bool:
-    """``ws`` holds a Kineto trace (``--format kineto``) and no Perfetto JSON."""
-    return (
-        ws.kineto_dir.is_dir()
-        and not ws.json_gz.is_file()
-        and not ws.json_parts
-        and not ws.pftrace.is_file()
-    )
 
 
 def workspace_for(

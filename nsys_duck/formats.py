@@ -1,0 +1,194 @@
+"""The trace formats, one record each (:data:`FORMATS`): the ``--format``
+word and its help, where the format's files go in the workspace, its writer
+and the summary rows it adds, and whether (and how eagerly) Perfetto opens
+it.
+
+Everything that handles traces loops over these records: writing and
+publishing (:mod:`outputs`), removing an earlier run's files (:mod:`convert`),
+``open`` (:func:`serve.resolve_trace`), the summary's last line and the
+``--format`` choices. Adding a format is its SQL view (a ``-- Role:`` the
+writer reads, docs/sql.md), its writer, and one record here.
+
+The Parquet (``NAME.perfetto.parquet``, ``NAME.kernel_dependencies.parquet``)
+and ``NAME.duckdb`` are not trace formats: every run writes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from . import writers
+from .pftrace import write_pftrace
+from .workspace import PFTRACE_SUFFIX, Workspace
+
+
+@dataclass(frozen=True)
+class Wrote:
+    """What a format's writer wrote: the (metric, value) rows it adds to the
+    summary, and for a folder format the names of the files inside it (what
+    the manifest lists)."""
+
+    rows: list[tuple[str, object]]
+    inside: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TraceFormat:
+    """One trace format.
+
+    ``targets(con, ws)`` is where this run's files go (the JSON: one per row
+    of ``trace_parts``; a folder format: its folder), ``left(ws)`` what a run
+    published there (on disk now; removed when a run does not write the
+    format: it would disagree), ``write(con, temporaries)`` writes the
+    targets under their temporary names. ``opens`` ranks the formats
+    Perfetto opens (1: preferred by ``open`` and the summary's last line;
+    None: Perfetto does not open it).
+    """
+
+    name: str  # its --format word
+    help: str  # its words in --format's help
+    doing: str  # what runs while it is written (progress, a failure's step)
+    timing: str  # its --timings row (bench/bench.py reads it)
+    folder: bool  # one folder of files, published whole
+    targets: Callable[[duckdb.DuckDBPyConnection, Workspace], list[Path]]
+    left: Callable[[Workspace], list[Path]]
+    write: Callable[[duckdb.DuckDBPyConnection, list[Path]], Wrote]
+    opens: int | None
+    endings: tuple[str, ...]  # how its files' names end (open takes such a file itself)
+    content_type: str  # what `open` serves it as
+
+
+def _json_targets(con: duckdb.DuckDBPyConnection, ws: Workspace) -> list[Path]:
+    parts = [p for (p,) in con.execute("SELECT part FROM trace_parts ORDER BY part").fetchall()]
+    return [ws.json_gz] if len(parts) == 1 else [ws.json_part(p) for p in parts]
+
+
+def _json_left(ws: Workspace) -> list[Path]:
+    return [f for f in (ws.json_gz,) if f.is_file()] + ws.json_parts
+
+
+def _write_json(con: duckdb.DuckDBPyConnection, tmps: list[Path]) -> Wrote:
+    stats_of = writers.write_trace_json(con, tmps)
+    for tmp, stats in zip(tmps, stats_of, strict=True):
+        writers.check_gzip_trailer(tmp, stats)
+    return Wrote(
+        [
+            ("JSON events", sum(s.events for s in stats_of)),
+            (
+                "JSON size, uncompressed (MB)",
+                round(sum(s.bytes_uncompressed for s in stats_of) / 1e6, 1),
+            ),
+        ]
+    )
+
+
+def _write_pftrace(con: duckdb.DuckDBPyConnection, tmps: list[Path]) -> Wrote:
+    (tmp,) = tmps
+    stats = write_pftrace(con, tmp)
+    return Wrote(
+        [("pftrace TrackEvents", stats.events), ("pftrace size (MB)", round(stats.bytes / 1e6, 1))]
+    )
+
+
+def _write_kineto(con: duckdb.DuckDBPyConnection, tmps: list[Path]) -> Wrote:
+    (folder,) = tmps
+    kineto = writers.write_kineto_json(con, folder)
+    return Wrote(
+        [("Kineto ranks", len(kineto.files)), ("Kineto events", kineto.events)],
+        tuple(path.name for path, _ in kineto.files),
+    )
+
+
+def _existing(path: Callable[[Workspace], Path]) -> Callable[[Workspace], list[Path]]:
+    return lambda ws: [p for p in (path(ws),) if p.exists()]
+
+
+PERFETTO = TraceFormat(
+    name="perfetto",
+    help="perfetto (NAME.perfetto.json.gz, split in parts when large)",
+    doing="writing the JSON trace",
+    timing="write JSON",
+    folder=False,
+    targets=_json_targets,
+    left=_json_left,
+    write=_write_json,
+    opens=2,
+    endings=(".json.gz", ".json"),  # also a Kineto rank file, which Perfetto opens
+    content_type="application/gzip",
+)
+PFTRACE = TraceFormat(
+    name="pftrace",
+    help="pftrace (NAME.pftrace: Perfetto's protobuf format, one file, a fraction of the "
+    "JSON's size)",
+    doing="writing the protobuf trace",
+    timing="write pftrace",
+    folder=False,
+    targets=lambda con, ws: [ws.pftrace],
+    left=_existing(lambda ws: ws.pftrace),
+    write=_write_pftrace,
+    opens=1,
+    endings=(PFTRACE_SUFFIX,),
+    content_type="application/octet-stream",
+)
+KINETO = TraceFormat(
+    name="kineto",
+    help="kineto (NAME.kineto/: one PyTorch-profiler (Kineto) trace per rank, for "
+    "Holistic Trace Analysis)",
+    doing="writing the Kineto trace",
+    timing="write Kineto JSON",
+    folder=True,
+    targets=lambda con, ws: [ws.kineto_dir],
+    left=_existing(lambda ws: ws.kineto_dir),
+    write=_write_kineto,
+    opens=None,
+    endings=(),
+    content_type="application/gzip",
+)
+
+# every format, in the order a run writes them (and the summary lists them)
+FORMATS = (PERFETTO, PFTRACE, KINETO)
+
+# --format: one format, or both: every one of them
+CHOICES = {**{f.name: (f,) for f in FORMATS}, "both": FORMATS}
+
+# the formats Perfetto opens, the preferred first (open, the summary's last line)
+OPENED = tuple(sorted((f for f in FORMATS if f.opens is not None), key=lambda f: f.opens))
+
+
+def format_help() -> str:
+    """--format's help: each format's words, then what every run writes."""
+    words = ", ".join(f.help for f in FORMATS)
+    return (
+        f"Which trace to write: {words} or both (every one of them); the Parquet and "
+        "NAME.duckdb are always written, and a capture with no GPU work (no Kineto rank) "
+        "gets the Perfetto trace instead of a Kineto one."
+    )
+
+
+def opened_trace(ws: Workspace) -> Path | None:
+    """The trace ``open`` serves from ``ws`` (the preferred format Perfetto
+    opens that ``ws`` holds; of a split JSON trace, its first part), or None."""
+    for fmt in OPENED:
+        files = fmt.left(ws)
+        if files:
+            return files[0]
+    return None
+
+
+def kineto_only(ws: Workspace) -> bool:
+    """``ws`` holds a Kineto trace (``--format kineto``) and no trace
+    Perfetto opens."""
+    return bool(KINETO.left(ws)) and opened_trace(ws) is None
+
+
+def format_of(trace: Path) -> TraceFormat | None:
+    """The format Perfetto opens whose file ``trace`` is (by its ending), or
+    None: not a trace file ``open`` serves."""
+    for fmt in OPENED:
+        if trace.name.endswith(fmt.endings):
+            return fmt
+    return None
