@@ -13,7 +13,11 @@ tag a line (docs/sql.md, "Header tags"):
     (NAME.perfetto.parquet's rows), ``lanes-input`` (the rows the lanes
     hook places, nsys_duck/lanes.py), ``summary`` and ``split-summary``
     (the (metric, value) rows printed after a run, in that order:
-    :func:`summary_queries`).
+    :func:`summary_queries`); and the views the orchestration reads
+    (:func:`query`): ``slices`` (a run without any stops), ``time-base``,
+    ``json-parts``, ``kineto-ranks``, ``notes``, ``window``,
+    ``export-info``, ``columns-not-in-schema``, ``skipped-rows`` and
+    ``merge-reports``.
 ``-- Columns: NAME TYPE, ...``
     the columns and DuckDB types the file promises (the writers' and the
     Parquet readers' view of it); the list goes on over the next comment
@@ -252,12 +256,26 @@ def writer_queries(role: str, select: str, files: list[SqlFile] | None = None) -
     ]
 
 
+def query(role: str, select: str, files: list[SqlFile] | None = None) -> str:
+    """The one query Python runs on the view with ``role``:
+    ``SELECT select FROM VIEW CLAUSES`` (:func:`writer_queries`; e.g.
+    ``query("notes", "note")``).
+
+    Raises:
+        SqlStageError: no file declares ``role``, or its view has several
+            ``Python reads:`` lines.
+    """
+    found = writer_queries(role, select, files)
+    if len(found) != 1:
+        raise SqlStageError(f"role {role!r}: {len(found)} queries where Python reads one")
+    return found[0]
+
+
 def parquet_query(files: list[SqlFile]) -> str:
     """The query of NAME.perfetto.parquet's rows: every column of the run's
     view with role ``parquet`` (a merge's ``merged_slices``, else
     ``trace_slices``), in its declared order."""
-    (query,) = writer_queries("parquet", "*", files)
-    return query
+    return query("parquet", "*", files)
 
 
 def summary_queries(files: list[SqlFile]) -> list[str]:

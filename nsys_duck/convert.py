@@ -542,8 +542,7 @@ def _no_events_message(con: duckdb.DuckDBPyConnection) -> str:
     )
     try:
         skipped = con.execute(
-            "SELECT source_table, reason, skipped FROM stg_skipped_rows "
-            "WHERE skipped > 0 ORDER BY source_table, reason"
+            contract.query("skipped-rows", "source_table, reason, skipped")
         ).fetchall()
     except duckdb.Error:
         skipped = []
@@ -648,7 +647,7 @@ def _convert_locked(
                 out = outputs.write_outputs(con, files, spec, step, progress, watch, scratch)
                 timings += out.timings
                 out.timings = timings
-                base_ns = con.execute("SELECT base_ns FROM trace_base").fetchall()[0][0]
+                base_ns = con.execute(contract.query("time-base", "base_ns")).fetchall()[0][0]
                 window = outputs.read_window(con) if opts.window else None  # (counts slices)
                 export_info = read_export_info(con)
                 too_new = export_info.pop("_not_in_schema")
@@ -735,13 +734,13 @@ def read_export_info(con: duckdb.DuckDBPyConnection) -> dict:
     session-relative export has no session start). Key ``_not_in_schema``:
     the (table, column) pairs of
     ``stg_columns_not_in_schema``, too new for this export's schema."""
-    cur = con.execute("SELECT * FROM stg_export_info")
+    cur = con.execute(contract.query("export-info", "*"))
     names = [d[0] for d in cur.description]
     info = dict(zip(names, cur.fetchall()[0], strict=True))
     info["_not_in_schema"] = {
         tuple(r)
         for r in con.execute(
-            "SELECT table_name, column_name FROM stg_columns_not_in_schema"
+            contract.query("columns-not-in-schema", "table_name, column_name")
         ).fetchall()
     }
     return info

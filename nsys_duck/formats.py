@@ -21,7 +21,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import writers
+from . import contract, writers
 from .pftrace import write_pftrace
 from .workspace import PFTRACE_SUFFIX, Workspace
 
@@ -63,7 +63,7 @@ class TraceFormat:
 
 
 def _json_targets(con: duckdb.DuckDBPyConnection, ws: Workspace) -> list[Path]:
-    parts = [p for (p,) in con.execute("SELECT part FROM trace_parts ORDER BY part").fetchall()]
+    parts = [p for (p,) in con.execute(contract.query("json-parts", "part")).fetchall()]
     return [ws.json_gz] if len(parts) == 1 else [ws.json_part(p) for p in parts]
 
 

@@ -539,13 +539,18 @@ def _run_merge(
         with named_failures(step, ws, copt.memory_limit, command="merge"):
             files = _build_merge(con, ws, dataset, opts, progress, first_db)
             out = outputs.write_outputs(con, files, spec, step, progress, watch, scratch)
-            base_ns, first_ns = con.execute("SELECT base_ns, first_ns FROM trace_base").fetchone()
+            base_ns, first_ns = con.execute(
+                contract.query("time-base", "base_ns, first_ns")
+            ).fetchone()
             window = outputs.read_window(con) if opts.window else None  # (it counts slices)
             reports = [
                 ReportRow(*r)
                 for r in con.execute(
-                    "SELECT report, label, ordinal, shift_ns, first_ns, slices, rank_no, "
-                    "rank_source, align_ns FROM merge_reports ORDER BY ordinal"
+                    contract.query(
+                        "merge-reports",
+                        "report, label, ordinal, shift_ns, first_ns, slices, rank_no, "
+                        "rank_source, align_ns",
+                    )
                 ).fetchall()
             ]
             scratch.close_connection()

@@ -58,7 +58,8 @@ def chosen_traces(con: duckdb.DuckDBPyConnection, trace_format: str) -> ChosenTr
     NAME.duckdb are written whatever the format."""
     chosen = formats_mod.CHOICES[trace_format]
     kineto = formats_mod.KINETO
-    if kineto not in chosen or con.execute("SELECT count(*) FROM kineto_ranks").fetchall()[0][0]:
+    ranks = contract.query("kineto-ranks", "count(*)")
+    if kineto not in chosen or con.execute(ranks).fetchall()[0][0]:
         return ChosenTraces(chosen, [])
     others = tuple(f for f in chosen if f is not kineto)
     if others:
@@ -71,14 +72,14 @@ def chosen_traces(con: duckdb.DuckDBPyConnection, trace_format: str) -> ChosenTr
 def read_trace_notes(con: duckdb.DuckDBPyConnection) -> list[str]:
     """The ``trace_notes`` sentences (what the capture lacks: GPU activity,
     kernels), in print order."""
-    return [n for (n,) in con.execute("SELECT note FROM trace_notes ORDER BY ord").fetchall()]
+    return [n for (n,) in con.execute(contract.query("notes", "note")).fetchall()]
 
 
 def read_window(con: duckdb.DuckDBPyConnection) -> dict | None:
     """What ``--window`` selected (the ``trace_window`` row: the window in
     UTC-epoch ns and after the trace's first event, the slices it holds),
     or None without ``--window``."""
-    cur = con.execute("SELECT * FROM trace_window")
+    cur = con.execute(contract.query("window", "*"))
     rows = cur.fetchall()
     if not rows:
         return None
@@ -162,7 +163,7 @@ def timed(timings: list[pipeline.StageTiming], label: str) -> Iterator[None]:
 
 def require_slices(con: duckdb.DuckDBPyConnection, spec: OutputSpec) -> None:
     """Raises NoEventsError (``spec.no_events``) when ``int_slices`` is empty."""
-    if con.execute("SELECT count(*) FROM int_slices").fetchall()[0][0] == 0:
+    if con.execute(contract.query("slices", "count(*)")).fetchall()[0][0] == 0:
         raise NoEventsError(spec.no_events(con))
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import database, manifest, pipeline
+from . import contract, database, manifest, pipeline
 from .errors import InputError, SqlStageError, WorkspaceError
 from .workspace import DATABASE_SUFFIX, MERGE_RANKS_DIR, locate, workspace_root
 
@@ -95,7 +95,7 @@ def run_report(
     sql_file = report_file(report, sql_dir)
     con = database.open_database(ws.database)
     try:
-        merged = _has_relation(con, "merge_reports")
+        merged = _has_relation(con, contract.view_with_role("merge-reports").view)
         statements = _statements(sql_file, merged)
         missing = _missing(con, statements, sql_file)
         if not merged or not missing:
@@ -172,9 +172,7 @@ def _report_databases(
     """
     found = []
     recorded = _merged_sources(ws.dir)
-    rows = con.execute(
-        "SELECT report, label, slices FROM merge_reports ORDER BY ordinal"
-    ).fetchall()
+    rows = con.execute(contract.query("merge-reports", "report, label, slices")).fetchall()
     for key, label, slices in rows:
         own = key.rsplit("/", 1)[-1]
         candidates = [
@@ -233,7 +231,7 @@ def _slices(db: Path) -> int | None:
     except WorkspaceError:
         return None
     try:
-        return rcon.execute("SELECT count(*) FROM int_slices").fetchall()[0][0]
+        return rcon.execute(contract.query("slices", "count(*)")).fetchall()[0][0]
     except duckdb.Error:
         return None
     finally:

@@ -64,6 +64,46 @@ def test_an_edited_writer_input_triggers_the_file_validator(tmp_path, rel):
     assert res.file_validated
 
 
+ORCHESTRATION_ROLES = (
+    "slices",
+    "time-base",
+    "json-parts",
+    "kineto-ranks",
+    "notes",
+    "window",
+    "export-info",
+    "columns-not-in-schema",
+    "skipped-rows",
+    "merge-reports",
+)
+
+
+@pytest.fixture(scope="module")
+def small_database(tmp_path_factory):
+    """cpu_nvtx_small converted: its NAME.duckdb."""
+    res = convert(SMALL, Options(), root=tmp_path_factory.mktemp("contract-ws"))
+    return res.workspace.database
+
+
+def test_each_view_python_reads_is_declared_once(small_database):
+    """Every view the orchestration reads is one packaged file's role, and
+    its query runs on a real conversion's database (merge-reports: the view
+    is the merge's, sql/merge/10_inputs)."""
+    from nsys_duck import merge
+
+    con = duckdb.connect(str(small_database), read_only=True)
+    try:
+        for role in ORCHESTRATION_ROLES:
+            query = contract.query(role, "*")
+            if role == "merge-reports":
+                made = {n for f in merge.merge_files() for _, n in pipeline.created_objects(f.text)}
+                assert contract.view_with_role(role).view in made
+                continue
+            con.execute(query).fetchall()
+    finally:
+        con.close()
+
+
 def test_the_writers_views_are_declared_once():
     """Each role a writer looks up is declared by one packaged file, and the
     JSON writer's view is a writer input whose columns are promised."""
@@ -83,15 +123,19 @@ def test_the_writers_views_are_declared_once():
 
 
 def test_python_names_no_view_the_contract_declares():
-    """The writers, the checks and the pipeline name no SQL object in a
-    string (docstrings aside): they read the SQL's header tags."""
+    """The writers, the checks, the pipeline and the orchestration (convert,
+    merge, outputs, formats, report) name no SQL object in a query string
+    (docstrings aside): they read the SQL's header tags (``-- Role:``).
+    What is left names views to the user (help, hints, error messages) or
+    is validate's own SQL over a written file."""
     root = pipeline.packaged_sql_dir()
     names = {
         name
         for path in root.rglob("*.sql")
         for _, name in pipeline.created_objects(path.read_text(encoding="utf-8"))
     }
-    for module in ("writers", "lanes", "checks", "pipeline", "contract"):
+    modules = ("writers", "lanes", "checks", "pipeline", "contract")
+    for module in (*modules, "convert", "merge", "outputs", "formats", "report"):
         tree = ast.parse(Path(nsys_duck.__file__).with_name(f"{module}.py").read_text())
         docs = {
             id(n.value)

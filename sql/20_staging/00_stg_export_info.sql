@@ -31,6 +31,7 @@
 --     one-line note (schema_note), since minor versions add columns and
 --     tables. An export without a schema version (hand-made) passes.
 -- Merge: renumbered (one row: the first report's, earliest session start)
+-- Role: export-info
 
 CREATE OR REPLACE TABLE stg_export_info AS
 WITH meta AS (

@@ -7,6 +7,7 @@
 -- (3.17.2 < 3.23.3). nsys_duck/convert.py leaves these columns out of the
 -- summary line "export columns missing (read as NULL)".
 -- Column comments from: nsys_column_versions.
+-- Role: columns-not-in-schema
 
 CREATE OR REPLACE VIEW stg_columns_not_in_schema AS
 SELECT v.table_name, v.column_name, v.since_schema

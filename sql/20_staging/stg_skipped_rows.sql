@@ -15,6 +15,8 @@
 -- leaves the table out. Rows left out on purpose (runtime eventClass other
 -- than 0/1, the class-67 backtrace twins) have no skip_reason and are not
 -- counted.
+-- Role: skipped-rows (named when no slice is left)
+-- Python reads: WHERE skipped > 0 ORDER BY source_table, reason
 {%- set gpu = ['NULL start or end', 'end before start', 'NULL deviceId',
                'negative deviceId'] %}
 {%- set cpu = ['NULL start or end', 'end before start', 'NULL globalTid'] %}

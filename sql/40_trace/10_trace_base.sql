@@ -15,6 +15,7 @@
 -- which Perfetto takes as the trace's start (trace_bounds.start_ts) and
 -- ui.perfetto.dev shows as 0; --window counts from it (trace_selection).
 -- Columns: base_ns BIGINT, first_ns BIGINT
+-- Role: time-base
 
 CREATE OR REPLACE TABLE trace_base AS
 WITH span AS (

@@ -13,6 +13,8 @@
 -- sample's error); a bucket alone above it is a part of its own.
 -- Template variable: max_json_bytes (integer).
 -- Which part an event is in: trace_part_of(trace_part_starts.starts, ts).
+-- Role: json-parts (one JSON file per part: formats.py)
+-- Python reads: ORDER BY part
 
 CREATE OR REPLACE TABLE trace_parts AS
 WITH params AS (

@@ -12,6 +12,7 @@
 -- latest slice start of the whole trace (with first_ns, for the warning:
 -- where a window could have found slices).
 -- Column comments from: trace_selection.
+-- Role: window (what --window selected, printed)
 
 CREATE OR REPLACE VIEW trace_window AS
 WITH span AS (

@@ -8,6 +8,8 @@
 -- none of those tables) gets the no-GPU-activity note; one with copies or
 -- memsets but no kernel or graph execution (an export without a kernel
 -- table) gets the no-kernel note. At most one row.
+-- Role: notes (printed after the summary)
+-- Python reads: ORDER BY ord
 
 CREATE OR REPLACE VIEW trace_notes AS
 WITH ops AS (

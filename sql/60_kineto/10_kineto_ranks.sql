@@ -17,6 +17,7 @@
 -- Processes without GPU work (only CPU API calls or NVTX) are no rank and
 -- are not written. A view: conversions that do not ask for Kineto run none
 -- of it.
+-- Role: kineto-ranks (none: no Kineto trace is written)
 {% set merged = merge_relations is defined %}
 
 CREATE OR REPLACE VIEW kineto_ranks AS

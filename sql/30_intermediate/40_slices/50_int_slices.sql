@@ -85,6 +85,7 @@
 -- (OS runtime, cuDNN, cuBLAS, thread state) slice. FALSE on
 -- the other copies and on every projected NVTX range (cat 'nvtx_kernel': a
 -- copy of the range's own 'nvtx' slice). Never NULL.
+-- Role: slices (none: the run stops with one sentence)
 
 -- Join order as written: every JOIN's right side is the small one (homes,
 -- domains, categories, thread names). DuckDB 2.0's join-order optimizer,

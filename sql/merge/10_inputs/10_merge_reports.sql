@@ -53,6 +53,8 @@
 -- report: the relations whose file says "Merge: renumbered" or "copied".
 -- Merge runs: 00_macros, 05_domain, merge/10_inputs, 40_trace, 45_check_inputs,
 --   50_checks, 55_pipeline_checks, 60_kineto, merge/60_outputs
+-- Role: merge-reports (the merge summary's rows)
+-- Python reads: ORDER BY ordinal
 
 CREATE OR REPLACE TABLE merge_reports AS
 {% set dataset = "hive_partitioning = TRUE, hive_types = {'report': VARCHAR}, union_by_name = TRUE" %}
