@@ -134,6 +134,8 @@ class MergeResult:
     notes: list[str] = field(default_factory=list)  # inputs left out, and why
     window: dict | None = None  # convert.read_window(): what --window selected
     first_ns: int | None = None  # trace_base.first_ns: the merged trace's first event
+    validate_seconds: float = 0.0  # checks (+ file validator when it ran), seconds
+    file_validated: bool = False  # the JSON was also re-read by validate_trace
 
 
 Progress = Callable[[str, float | None], None]
@@ -584,6 +586,8 @@ def _run_merge(
         notes=out.notes,
         window=window,
         first_ns=first_ns,
+        validate_seconds=checked.seconds if checked else 0.0,
+        file_validated=out.file_validated,
     )
 
 

@@ -43,14 +43,14 @@ def export_line(info: dict) -> str | None:
 
 
 def print_metrics(summary: list[tuple[str, object]]) -> None:
-    """The summary's (metric, value) lines: integers right-aligned with
-    thousands separators, labels padded to the longest (up to 60)."""
+    """The summary's (metric, value) lines: numbers right-aligned with
+    thousands separators (floats as given, e.g. MB to 0.1), labels padded to
+    the longest (up to 60)."""
     width = min(max(len(m) for m, _ in summary), 60)  # longer labels overflow
     for metric, value in summary:
+        number = isinstance(value, int | float) and not isinstance(value, bool)
         click.echo(
-            f"  {metric:<{width}}  {value:>12,}"
-            if isinstance(value, int)
-            else f"  {metric:<{width}}  {value}"
+            f"  {metric:<{width}}  {value:>12,}" if number else f"  {metric:<{width}}  {value}"
         )
 
 
@@ -135,6 +135,15 @@ def print_summary(res: Result, timings: bool) -> None:
     out(f"time base (epoch_ns): {res.base_ns}")
     print_window(res.window)
     print_metrics(res.summary)
+    print_ending(res, timings)
+
+
+def print_ending(res, timings: bool) -> None:
+    """How a conversion's or a merge's summary ends (one code path for
+    both): the validation line (checks, seconds), the ``--timings`` rows,
+    the files written, the ``--part K`` hint of a split JSON, and last the
+    absolute path of the trace ``open`` serves (:func:`trace_path`)."""
+    out = click.echo
     if res.validated:
         also = " and the JSON file validator" if res.file_validated else ""
         out(
@@ -207,7 +216,7 @@ def print_merge_summary(res) -> None:
     conversion went, its first CUDA/NVTX event in seconds after the merged
     trace's first event, the 0 of ui.perfetto.dev and of --window, and the
     shift applied, slices), how each report's rank was decided, the summed
-    counts, the files; last line: the JSON path."""
+    counts, then the ending a conversion's has too (:func:`print_ending`)."""
     out = click.echo
     n = len(res.reports)
     out(f"== {res.workspace.name} (merge of {n} report{'s' if n != 1 else ''})")
@@ -244,10 +253,4 @@ def print_merge_summary(res) -> None:
             "'SELECT * FROM merge_reports')"
         )
     print_metrics(res.summary)
-    if res.validated:
-        out(f"validated: no violations of {res.checks} contract checks")
-    else:
-        out("validation: skipped (--no-checks)")
-    for f in res.files:
-        out(f"{f}  ({human_size(f.stat().st_size)})")
-    out(str(trace_path(res.files, res.workspace).resolve()))
+    print_ending(res, timings=False)
