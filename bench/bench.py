@@ -426,7 +426,9 @@ def validate(path: Path) -> str:
     """Run the contract validator in a child process (so this process stays
     small: a child's peak RSS as reported by wait4 starts from its parent's)."""
     out = subprocess.run(
-        [sys.executable, "-m", "nsys_duck.validate", str(path)], capture_output=True, text=True
+        [sys.executable, "-m", "nsys_duck.cli", "validate", str(path)],
+        capture_output=True,
+        text=True,
     )
     if out.returncode == 0:
         return "valid"

@@ -919,5 +919,5 @@ def open_cmd(name, port, once, no_browser, accelerate, trace_processor, part):
     )
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # python -m nsys_duck.cli ARGS: nsys-duck ARGS
+    main(prog_name="nsys-duck")

@@ -25,7 +25,7 @@ Two ways, both on this machine only (127.0.0.1):
 :func:`run_open` is the whole command (``nsys-duck open`` in :mod:`cli`
 calls it); :class:`TraceServer` and :class:`TraceProcessorServer` are the
 two servers, usable from Python (tests drive them). ``python -m
-nsys_duck.serve NAME`` runs ``nsys-duck open NAME``.
+nsys_duck.cli open NAME`` runs ``nsys-duck open NAME``.
 """
 
 from __future__ import annotations
@@ -727,11 +727,3 @@ def _run_accelerator(
         raise tp._exited_error()
     finally:
         tp.stop()
-
-
-# --- python -m nsys_duck.serve NAME: the same as nsys-duck open NAME ----------
-
-if __name__ == "__main__":
-    from nsys_duck.cli import main
-
-    main(["open", *sys.argv[1:]], prog_name="nsys-duck")

@@ -9,16 +9,12 @@ path of the trace.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from . import formats as formats_mod
 from .console import fail, shown
 from .writers import human_size
-
-if TYPE_CHECKING:
-    from .convert import Result
 
 
 def export_line(info: dict) -> str | None:
@@ -96,8 +92,9 @@ def print_window(window: dict | None) -> None:
         fail(None, warning)
 
 
-def print_summary(res: Result, timings: bool) -> None:
-    """The contract's summary; the last line is the absolute JSON path."""
+def print_summary(res, timings: bool) -> None:
+    """The contract's summary of ``res`` (a :class:`convert.Result`); the
+    last line is the absolute path of the trace ``open`` serves."""
     out = click.echo
     out(f"== {res.workspace.name}")
     out(f"source: {res.source.path}")

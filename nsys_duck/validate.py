@@ -55,7 +55,6 @@ import json
 import os
 import re
 import shutil
-import sys
 import tempfile
 import threading
 import zlib
@@ -79,7 +78,6 @@ __all__ = [
     "ValidationReport",
     "Violation",
     "is_kineto_trace",
-    "main",
     "print_report",
     "print_reports",
     "validate_trace",
@@ -793,11 +791,3 @@ def is_kineto_trace(path) -> bool:
     except (OSError, zlib.error):
         return False
     return KINETO_HEAD.match(head) is not None
-
-
-# python -m nsys_duck.validate ARGS: the same as nsys-duck validate ARGS
-
-if __name__ == "__main__":
-    from nsys_duck.cli import main
-
-    main(["validate", *sys.argv[1:]], prog_name="nsys-duck")

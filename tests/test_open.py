@@ -1,7 +1,7 @@
 """`nsys-duck open` (nsys_duck/serve.py): the trace served to ui.perfetto.dev.
 
 Real servers on free ports of 127.0.0.1, real HTTP requests, the command run
-as a subprocess (``python -m nsys_duck.serve``, which runs ``nsys-duck
+as a subprocess (``python -m nsys_duck.cli open``, which is ``nsys-duck
 open``) and stopped with Ctrl-C (SIGINT), and Perfetto's real
 trace_processor_shell for --accelerate (its /status part is skipped, with
 the reason, when the binary was built without its HTTP server, as the one
@@ -282,14 +282,14 @@ def test_port_in_use_is_one_sentence(ws):
 
 
 class Command:
-    """``python -m nsys_duck.serve ARGS`` with its stdout read line by line."""
+    """``python -m nsys_duck.cli open ARGS`` with its stdout read line by line."""
 
     def __init__(self, args: list[str], root: Path, **env):
         full_env = dict(os.environ, NSYS_WORKSPACE_ROOT=str(root), PYTHONUNBUFFERED="1", **env)
         for var in ("DISPLAY", "WAYLAND_DISPLAY", "SSH_CONNECTION", "SSH_CLIENT"):
             full_env.pop(var, None)  # never a browser from the tests
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "nsys_duck.serve", *args],
+            [sys.executable, "-m", "nsys_duck.cli", "open", *args],
             cwd=REPO,
             env=full_env,
             text=True,
@@ -447,7 +447,7 @@ def test_command_errors_are_one_sentence(ws):
 
 def test_open_is_a_command_of_nsys_duck(monkeypatch):
     """`nsys-duck open` is a command of nsys_duck/cli.py like the others, and
-    `python -m nsys_duck.serve ARGS` (what these tests run) is that command."""
+    `python -m nsys_duck.cli open ARGS` (what these tests run) is that command."""
     from click.testing import CliRunner
 
     from nsys_duck import cli
@@ -458,7 +458,7 @@ def test_open_is_a_command_of_nsys_duck(monkeypatch):
         cli.main, ["open", "--help"], prog_name="nsys-duck", terminal_width=78
     )
     via_serve = subprocess.run(
-        [sys.executable, "-m", "nsys_duck.serve", "--help"],
+        [sys.executable, "-m", "nsys_duck.cli", "open", "--help"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -747,7 +747,7 @@ def test_max_examples_and_counts(tmp_path):
 
 
 def test_main(tmp_path):
-    """``nsys-duck validate`` (and ``python -m nsys_duck.validate``): text,
+    """``nsys-duck validate`` (``python -m nsys_duck.cli validate``): text,
     JSON, exit status 0 / 1 / 2."""
     from click.testing import CliRunner
 
@@ -766,7 +766,9 @@ def test_main(tmp_path):
     assert doc["ok"] is False and doc["violation_counts"] == {"be_balance": 1}
     assert runner.invoke(cli, ["validate", str(tmp_path / "missing.json.gz")]).exit_code == 2
     proc = subprocess.run(
-        [sys.executable, "-m", "nsys_duck.validate", str(bad)], capture_output=True, text=True
+        [sys.executable, "-m", "nsys_duck.cli", "validate", str(bad)],
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 1 and "[be_balance]" in proc.stdout
 
