@@ -678,12 +678,22 @@ def _convert_locked(
         checked is not None,
         checked.seconds if checked is not None else 0.0,
         export_info=export_info,
-        notes=[*notes_out, *out.notes],
+        notes=[*notes_out, *_shadow_notes(files), *out.notes],
         source_sha256=sha256,
         checks=len(checked.checks) if checked else 0,
         file_validated=out.file_validated,
         window=window,
     )
+
+
+def _shadow_notes(files: list[pipeline.SqlFile]) -> list[str]:
+    """One sentence per object a --sql-dir file added beside the packaged
+    one re-creates (:func:`pipeline.shadowing`)."""
+    return [
+        f"--sql-dir {added} creates {name}, which the packaged {packaged} creates too: "
+        f"both run; to replace it, put your file at {packaged}"
+        for added, name, packaged in pipeline.shadowing(files)
+    ]
 
 
 def _close_database(

@@ -117,6 +117,29 @@ def sql_files(sql_dir: Path | None = None, folders: tuple[str, ...] | None = Non
     return [files[k] for k in sorted(files, key=run_order)]
 
 
+def shadowing(files: list[SqlFile]) -> list[tuple[str, str, str]]:
+    """(added file, object, packaged file): each object a ``--sql-dir``
+    file added at a path of its own creates that a packaged file of the
+    same run creates too. Such a file runs beside the packaged one (after
+    it, or before and then replaced by it), not instead of it: often a copy
+    kept at a path the packaged file has left (the stages moved into domain
+    folders), which the summary names (:func:`convert.convert`)."""
+    packaged = {
+        name: f.relpath
+        for f in files
+        if not f.added
+        for kind, name in created_objects(f.text)
+        if kind != "macro"
+    }
+    return [
+        (f.relpath, name, packaged[name])
+        for f in files
+        if f.added
+        for kind, name in created_objects(f.text)
+        if kind != "macro" and name in packaged
+    ]
+
+
 def run_order(relpath: str) -> tuple[str, ...]:
     """Sort key of a stage file: its relative path's parts, so the files of a
     sub-folder (``30_intermediate/40_slices/``) run together, in its sorted

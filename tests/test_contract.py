@@ -298,3 +298,21 @@ def test_each_header_tag_is_parsed_in_one_module():
             if is_compile and node.args and isinstance(node.args[0], ast.Constant):
                 pattern = str(node.args[0].value)
                 assert not any(t in pattern for t in tags), f"{path.name} parses {pattern!r}"
+
+
+def test_a_sql_dir_copy_at_an_old_path_is_named(tmp_path):
+    """A --sql-dir file kept at a path the packaged file left (before the
+    stages moved into domain folders) runs beside it, not instead: the
+    summary says so and where to put it."""
+    (packaged,) = [f.relpath for f in pipeline.sql_files() if f.relpath.endswith("_int_flows.sql")]
+    sql = tmp_path / "sql"
+    old = sql / "30_intermediate" / "80_int_flows.sql"
+    old.parent.mkdir(parents=True)
+    old.write_text((pipeline.packaged_sql_dir() / packaged).read_text(encoding="utf-8"))
+    assert pipeline.shadowing(pipeline.sql_files(sql)) == [
+        ("30_intermediate/80_int_flows.sql", "int_flows", packaged)
+    ]
+    res = convert(SMALL, Options(sql_dir=sql, database=False), root=tmp_path / "ws")
+    assert res.added_sql == ["30_intermediate/80_int_flows.sql"]
+    (note,) = [n for n in res.notes if "80_int_flows" in n]
+    assert f"put your file at {packaged}" in note
