@@ -9,15 +9,16 @@
 -- is the part's estimated size, in 1,000 time buckets: exact below 2M
 -- slices; above, metadata exact and the other events from a 1-in-61
 -- sample by slice start (part_ns % 61 = 0), times 61. A part
--- is cut when its estimate would pass FILL of the limit (room for the
--- sample's error); a bucket alone above it is a part of its own.
+-- is cut before the bucket that would take its estimate past FILL of the
+-- limit (room for the sample's error), so no part is estimated past it; a
+-- bucket alone above it is a part of its own.
 -- Template variable: max_json_bytes (integer).
 -- Which part an event is in: trace_part_of(trace_part_starts.starts, ts).
 -- Role: json-parts (one JSON file per part: formats.py)
 -- Python reads: ORDER BY part
 
 CREATE OR REPLACE TABLE trace_parts AS
-WITH params AS (
+WITH RECURSIVE params AS (
     SELECT
         -- exact below 2M slices (cheap there), else 1 slice start in 61
         CASE WHEN (SELECT count(*) FROM int_slices_on_tracks) < 2000000
@@ -49,16 +50,29 @@ bucketed AS (
 total AS (
     SELECT coalesce(sum(bytes), 0) AS bytes FROM bucketed
 ),
-running AS (
-    SELECT b.bucket, b.bytes,
-        sum(b.bytes) OVER (ORDER BY b.bucket) - b.bytes AS before
-    FROM bucketed AS b
+capacity AS (
+    -- what a part's events may take: FILL of the limit, less the metadata
+    -- every part repeats
+    SELECT greatest(p.max_json_bytes * p.fill - meta.bytes, 1) AS bytes
+    FROM params AS p, meta
 ),
-cut AS (
-    SELECT r.bucket, r.bytes,
-        CAST(floor(r.before / greatest(p.max_json_bytes * p.fill - meta.bytes,
-            1)) AS BIGINT) AS slot
-    FROM running AS r, params AS p, meta
+ordered AS (
+    SELECT bucket, bytes, row_number() OVER (ORDER BY bucket) AS k
+    FROM bucketed
+),
+-- greedy, in time order (at most `buckets` rows): a bucket opens a new part
+-- when it would take the current one past the capacity, so every part is
+-- under it but a bucket alone above it
+cut (k, bucket, bytes, slot, filled) AS (
+    SELECT k, bucket, bytes, 1, bytes FROM ordered WHERE k = 1
+    UNION ALL
+    SELECT o.k, o.bucket, o.bytes,
+        CASE WHEN c.filled + o.bytes > capacity.bytes THEN c.slot + 1 ELSE c.slot END,
+        CASE WHEN c.filled + o.bytes > capacity.bytes
+            THEN o.bytes ELSE c.filled + o.bytes END
+    FROM cut AS c
+    INNER JOIN ordered AS o ON o.k = c.k + 1
+    CROSS JOIN capacity
 ),
 parts AS (
     SELECT dense_rank() OVER (ORDER BY slot) AS part,

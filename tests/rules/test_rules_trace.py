@@ -143,9 +143,12 @@ def test_no_trace_window_row_without_window():
 
 
 def parted(n_events, event_bytes, max_json_bytes, meta=0):
+    """trace_parts and the events placed in them for ``n_events`` X events
+    1 us apart, of ``event_bytes`` bytes each (or the i-th of a list)."""
+    sizes = event_bytes if isinstance(event_bytes, list) else [event_bytes] * n_events
     events = [
         {
-            "event_json": "x" * (event_bytes - 2),
+            "event_json": "x" * (sizes[i] - 2),
             "part_ns": i * 1000,
             "part_ns_other": i * 1000,
             "ph": "X",
@@ -200,16 +203,21 @@ def test_a_trace_past_the_limit_is_split_in_time_order():
     assert meta_rows == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="trace_parts cuts on the bytes BEFORE a bucket, so a part may take one "
-    "bucket past FILL of the limit: with buckets of 20% of the limit part 1 is "
-    "estimated at 520 bytes for max_json_bytes 500 (header: each part estimated "
-    "under max_json_bytes; only a bucket alone above it may pass)",
-)
 def test_no_part_is_estimated_past_the_limit_with_coarse_buckets():
-    parts, *_ = parted(10, 100, 500, meta=2)
-    assert all(p[3] <= 500 for p in parts)
+    # buckets of 20% of the limit: a part closes before the bucket that
+    # would take it past FILL (85%) of it, never after
+    parts, _, located, _ = parted(10, 100, 500, meta=2)
+    assert all(p[3] <= 500 * 0.85 for p in parts)
+    assert sum(c for _, c in located) == 10
+
+
+def test_a_bucket_alone_above_the_limit_is_a_part_of_its_own():
+    events = [100] * 3 + [2_000] + [100] * 3
+    parts, _, located, _ = parted(len(events), events, 500)
+    assert any(p[3] > 500 for p in parts)  # the big one, alone
+    big = [p for p in parts if p[3] > 500]
+    assert len(big) == 1 and dict(located)[big[0][0]] == 1
+    assert all(p[3] <= 500 * 0.85 for p in parts if p is not big[0])
 
 
 def test_a_flow_across_parts_is_left_out():
