@@ -8,30 +8,15 @@
 -- Invariants: the reasons are the skip_reason of each staging view's rows
 -- view (_stg_*_rows, the one place each rule is written): each dropped row
 -- is counted once, under the first reason that applies. One row per table
--- and reason of the list below, 0 when no row has it (the summary prints
--- only the non-zero ones); a reason a rows view gives that the list lacks
--- still gets its row. The CPU-side tables (OSRT_API, CUDNN_EVENTS,
--- CUBLAS_EVENTS, SCHED_EVENTS) are counted whether or not --no-osrt...
+-- and reason some row has (skipped > 0; a reason no row has has no row:
+-- the reasons are written once, in the macros the rows views call). The
+-- CPU-side tables (OSRT_API, CUDNN_EVENTS, CUBLAS_EVENTS, SCHED_EVENTS)
+-- are counted whether or not --no-osrt...
 -- leaves the table out. Rows left out on purpose (runtime eventClass other
 -- than 0/1, the class-67 backtrace twins) have no skip_reason and are not
 -- counted.
 -- Role: skipped-rows (named when no slice is left)
 -- Python reads: WHERE skipped > 0 ORDER BY source_table, reason
-{%- set gpu = ['NULL start or end', 'end before start', 'NULL deviceId',
-               'negative deviceId'] %}
-{%- set cpu = ['NULL start or end', 'end before start', 'NULL globalTid'] %}
-{%- set reasons = {
-    'CUPTI_ACTIVITY_KIND_KERNEL': gpu,
-    'CUPTI_ACTIVITY_KIND_MEMCPY': gpu,
-    'CUPTI_ACTIVITY_KIND_MEMSET': gpu,
-    'CUPTI_ACTIVITY_KIND_GRAPH_TRACE': gpu,
-    'CUPTI_ACTIVITY_KIND_SYNCHRONIZATION': gpu,
-    'CUPTI_ACTIVITY_KIND_RUNTIME': ['NULL start or end', 'end before start',
-                                    'NULL eventClass', 'NULL globalTid'],
-    'NVTX_EVENTS': ['NULL start', 'NULL globalTid', 'end before start'],
-    'OSRT_API': cpu, 'CUDNN_EVENTS': cpu, 'CUBLAS_EVENTS': cpu,
-    'SCHED_EVENTS': ['NULL start or isSchedIn', 'NULL globalTid'],
-} %}
 
 CREATE OR REPLACE VIEW stg_skipped_rows AS
 WITH rows AS (
@@ -47,24 +32,11 @@ WITH rows AS (
     UNION ALL
     {%- endfor %}
     SELECT table_name, skip_reason FROM _stg_cpu_call_rows
-),
-counts AS (
-    SELECT source_table, skip_reason AS reason, count(*) AS skipped
-    FROM rows
-    WHERE skip_reason IS NOT NULL
-    GROUP BY ALL
-),
--- every table's reasons, so that a reason no row has reads 0
-reasons AS (
-    SELECT * FROM (VALUES
-        {%- for table, names in reasons.items() %}{% for reason in names %}
-        ('{{ table }}', '{{ reason }}'){{ ',' if not loop.last }}
-        {%- endfor %}{{ ',' if not loop.last }}{% endfor %}
-    ) AS r (source_table, reason)
 )
-SELECT source_table, reason, coalesce(counts.skipped, 0) AS skipped
-FROM reasons
-FULL JOIN counts USING (source_table, reason);
+SELECT source_table, skip_reason AS reason, count(*) AS skipped
+FROM rows
+WHERE skip_reason IS NOT NULL
+GROUP BY ALL;
 
 COMMENT ON VIEW stg_skipped_rows IS 'Rows of the Nsight tables that the staging views drop, counted per table and reason, so nothing is lost silently (the summary prints every non-zero count).';
 COMMENT ON COLUMN stg_skipped_rows.source_table IS 'Nsight table.';
