@@ -250,64 +250,89 @@ def register_export(
     con.execute("CREATE SCHEMA IF NOT EXISTS nsys")
     columns: dict[str, list[str]] = {}
     for table, path in parquet_tables(export_dir).items():
-        try:
-            schema = pq.read_schema(path)
-        except Exception as exc:  # pyarrow raises several types for bad files
-            raise ExportDataError(
-                f"the export's file {path.name} is damaged or not a "
-                f"Parquet file ({_first_line(exc)})"
-            ) from None
+        schema = _read_schema(path)
         never = tuple(c for c in NEVER_READ.get(table, ()) if c in schema.names)
         columns[table] = [n for n in schema.names if n not in never]
-        select = ["*"]
-        replace = []
-        for want in expected.get(table, []):
-            if want.name not in schema.names:
-                if want.required:
-                    raise ExportDataError(
-                        f'the export\'s table {table} has no column "{want.name}", '
-                        "which nsys-duck needs (export the report again with "
-                        "an unmodified nsys export)"
-                    )
-                select.append(f"CAST(NULL AS {want.type}) AS {_quote(want.name)}")
-                notes.filled_columns.append((table, want.name))
-                continue
-            have = _kind_of_arrow(schema.field(want.name).type)
-            need = _kind_of_duckdb(want.type)
-            # a flag stored as an integer (SQLite has no boolean type:
-            # SCHED_EVENTS.isSchedIn is 0/1 there) reads as nonzero = TRUE
-            if have == "null" or (have, need) == ("integer", "boolean"):
-                replace.append(f"CAST({_quote(want.name)} AS {want.type}) AS {_quote(want.name)}")
-            elif have != need:
-                raise ExportDataError(
-                    f'the export\'s table {table} has column "{want.name}" of type '
-                    f"{schema.field(want.name).type}, expected {need} ({want.type})"
-                )
+        filled, replace = _column_fixes(table, schema, expected.get(table, []), notes)
         source = path
         if table in expected and scratch is not None:
-            try:
-                bad = _string_problems(path, schema, never)
-            except Exception as exc:
-                raise ExportDataError(
-                    f"the export's file {path.name} is damaged ({_first_line(exc)})"
-                ) from None
-            if bad:
-                source = Path(scratch) / f"repaired-{table}.parquet"
-                for column, n in _repair_strings(path, bad, source, never):
-                    notes.repaired_strings.append((table, column, n))
-        shown = source.resolve()
+            source = _repaired(table, path, schema, never, Path(scratch), notes)
         star = "*"
         if never and source == path:  # a repaired copy has left them out already
             star += " EXCLUDE (" + ", ".join(_quote(c) for c in never) + ")"
         if replace:
             star += " REPLACE (" + ", ".join(replace) + ")"
-        select[0] = star
         kind = "TABLE" if materialize is not None and materialize(table) else "VIEW"
         con.execute(
             f"CREATE OR REPLACE {kind} nsys.{_quote(table)} AS "
-            f"SELECT {', '.join(select)} FROM read_parquet({sql_string(str(shown))})"
+            f"SELECT {', '.join([star, *filled])} "
+            f"FROM read_parquet({sql_string(str(source.resolve()))})"
         )
     return columns
+
+
+def _read_schema(path: Path) -> pa.Schema:
+    """The Arrow schema of one table's Parquet file; ExportDataError (one
+    sentence) when it is damaged or no Parquet."""
+    try:
+        return pq.read_schema(path)
+    except Exception as exc:  # pyarrow raises several types for bad files
+        raise ExportDataError(
+            f"the export's file {path.name} is damaged or not a Parquet file ({_first_line(exc)})"
+        ) from None
+
+
+def _column_fixes(
+    table: str, schema: pa.Schema, wanted: list, notes: ExportNotes
+) -> tuple[list[str], list[str]]:
+    """(select items, REPLACE items) that give ``table``'s view the columns
+    the stages read (``wanted``: :func:`expected_columns`' entries): a
+    missing optional column as a typed NULL (noted in ``notes``), an
+    all-NULL or integer-as-flag column cast to its type. Raises
+    ExportDataError for a missing required column or a wrong kind of type."""
+    filled, replace = [], []
+    for want in wanted:
+        if want.name not in schema.names:
+            if want.required:
+                raise ExportDataError(
+                    f'the export\'s table {table} has no column "{want.name}", '
+                    "which nsys-duck needs (export the report again with "
+                    "an unmodified nsys export)"
+                )
+            filled.append(f"CAST(NULL AS {want.type}) AS {_quote(want.name)}")
+            notes.filled_columns.append((table, want.name))
+            continue
+        have = _kind_of_arrow(schema.field(want.name).type)
+        need = _kind_of_duckdb(want.type)
+        # a flag stored as an integer (SQLite has no boolean type:
+        # SCHED_EVENTS.isSchedIn is 0/1 there) reads as nonzero = TRUE
+        if have == "null" or (have, need) == ("integer", "boolean"):
+            replace.append(f"CAST({_quote(want.name)} AS {want.type}) AS {_quote(want.name)}")
+        elif have != need:
+            raise ExportDataError(
+                f'the export\'s table {table} has column "{want.name}" of type '
+                f"{schema.field(want.name).type}, expected {need} ({want.type})"
+            )
+    return filled, replace
+
+
+def _repaired(
+    table: str, path: Path, schema: pa.Schema, never: tuple, scratch: Path, notes: ExportNotes
+) -> Path:
+    """``path``, or a copy in ``scratch`` with its invalid UTF-8 strings
+    repaired (U+FFFD; each column's count noted in ``notes``)."""
+    try:
+        bad = _string_problems(path, schema, never)
+    except Exception as exc:
+        raise ExportDataError(
+            f"the export's file {path.name} is damaged ({_first_line(exc)})"
+        ) from None
+    if not bad:
+        return path
+    source = scratch / f"repaired-{table}.parquet"
+    for column, n in _repair_strings(path, bad, source, never):
+        notes.repaired_strings.append((table, column, n))
+    return source
 
 
 def find_damaged(export_dir: Path) -> tuple[str, str] | None:
