@@ -315,6 +315,33 @@ def merge_files(sql_dir: Path | None = None) -> list[pipeline.SqlFile]:
     return out
 
 
+def _check_no_report_named(name: str, inputs: list[str]) -> None:
+    """InputError when a report of ``inputs`` has the merge's NAME (their
+    workspaces would be one folder)."""
+    for path in inputs:
+        try:
+            same = classify_input(path).name == name
+        except InputError:
+            continue  # its conversion fails and says why
+        if same:
+            raise InputError(
+                f"the merge's name {name} is also the name of its report {path}; "
+                "choose another NAME"
+            )
+
+
+def _report_dirs(ws: Workspace, inputs, names, convert_opts, root: Path) -> list[Path | None]:
+    """Where each report is converted: its own workspace (None: root/NAME)
+    when that holds this conversion already, else a folder of the merge's
+    own (two jobs' report_0 never share one)."""
+    return [
+        None
+        if not convert_opts.force and up_to_date(path, convert_opts, root) is not None
+        else ws.dir / RANKS_DIR / urllib.parse.quote(report, safe="")
+        for path, report in zip(inputs, names, strict=True)
+    ]
+
+
 def merge(
     name: str,
     paths: list[str],
@@ -344,29 +371,11 @@ def merge(
     root = root or workspace_root()
     ws = Workspace(check_folder(root, "workspace root") / check_name(name), name)
     inputs, notes = expand_inputs(list(paths))
-    for path in inputs:
-        try:
-            same = classify_input(path).name == name
-        except InputError:
-            continue  # its conversion fails and says why
-        if same:
-            raise InputError(
-                f"the merge's name {name} is also the name of its report {path}; "
-                "choose another NAME"
-            )
+    _check_no_report_named(name, inputs)
     _check_not_a_conversion(ws, opts.force)
     names = report_names(inputs)
     # the merge reads each report's NAME.duckdb
     convert_opts = dataclasses.replace(opts.convert, database=True, force=opts.force)
-    # a report's own workspace (root/NAME) when it holds this conversion
-    # already, else a folder of the merge's own (two jobs' report_0 never
-    # share one)
-    output_dirs = [
-        None
-        if not opts.force and up_to_date(path, convert_opts, root) is not None
-        else ws.dir / RANKS_DIR / urllib.parse.quote(report, safe="")
-        for path, report in zip(inputs, names, strict=True)
-    ]
     outcomes = convert_many(
         inputs,
         convert_opts,
@@ -375,7 +384,7 @@ def merge(
         root=root,
         skip_up_to_date=not opts.force,
         on_update=on_report,
-        output_dirs=output_dirs,
+        output_dirs=_report_dirs(ws, inputs, names, convert_opts, root),
     )
     failed = [(o.path, o.message) for o in outcomes if o.status == "failed"]
     if len(failed) == len(outcomes):
