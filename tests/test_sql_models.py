@@ -518,3 +518,26 @@ def test_each_stage_has_one_header():
         rel = path.relative_to(root).as_posix()
         n = len(re.findall(r"^-- Reads:", path.read_text(encoding="utf-8"), re.MULTILINE))
         assert n == (0 if rel in readless else 1), f"{rel}: {n} Reads: lines"
+
+
+def test_readme_parquet_table_is_the_declared_columns():
+    """README's table of NAME.perfetto.parquet lists the columns and types
+    trace_slices declares (``-- Columns:``, role parquet; every run checks
+    the view has them, contract.check_outputs): a column added, renamed or
+    retyped in the SQL makes the table stale."""
+    from nsys_duck import contract
+
+    root = packaged_sql_dir()
+    if not (root.parent / "README.md").is_file():
+        pytest.skip("README.md is not beside the SQL folder (installed wheel)")
+    text = (root.parent / "README.md").read_text(encoding="utf-8")
+    section = text.split("### Aligned Parquet (`NAME.perfetto.parquet`)", 1)[1]
+    rows = section.split("| column | type | meaning |", 1)[1].split("\n\n", 1)[0]
+    listed = []
+    for row in rows.strip().splitlines()[1:]:
+        names, kind = row.split("|")[1:3]
+        types = [t.strip() for t in kind.split(",")]
+        cols = re.findall(r"`(\w+)`", names)
+        listed += zip(cols, types * len(cols) if len(types) == 1 else types, strict=True)
+    declared = contract.view_with_role("parquet", sql_files()).columns
+    assert sorted(listed) == sorted(declared.items())

@@ -38,7 +38,8 @@
 --   device_id BIGINT, os_pid BIGINT, os_tid BIGINT, context_id BIGINT,
 --   stream_id BIGINT, correlation_id BIGINT, copy_kind VARCHAR, bytes BIGINT,
 --   nvtx_id BIGINT, ph VARCHAR, nvtx_ids BIGINT[], nvtx_names VARCHAR[],
---   demangled_name VARCHAR, is_primary BOOLEAN
+--   demangled_name VARCHAR, is_primary BOOLEAN, return_value BIGINT,
+--   launch_type VARCHAR, src_kind VARCHAR, dst_kind VARCHAR, mem_kind VARCHAR
 -- Column comments from: int_slices_on_tracks.
 
 CREATE OR REPLACE VIEW trace_slices AS
