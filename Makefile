@@ -12,6 +12,11 @@ FAST_STAMP := $(VENV)/.installed-fast-stamp
 # Dask (tests/test_parallel.py), matplotlib (tests/test_overview_image.py)
 EXTRAS := test,hta,dask,docs
 DEMO ?= examples/rodinia_gaussian_8k_kernels/parquet
+# make test's pytest-xdist workers: a test file runs whole on one of them
+# (--dist loadfile: its module fixtures, a conversion each, are made once);
+# 2 fits these 2-core, 24 GB machines (each worker's DuckDB has its own
+# memory limit); TEST_WORKERS=0 runs the suite in one process
+TEST_WORKERS ?= 2
 
 .PHONY: venv demo test test-fast lint nsys bench clean
 
@@ -36,7 +41,7 @@ test: $(STAMP)
 	@NSYS_BIN=$$(bash .ci/install_nsys.sh | tail -1) || NSYS_BIN=""; \
 	if [ -n "$$NSYS_BIN" ] && [ -x "$$NSYS_BIN/nsys" ]; then export PATH="$$NSYS_BIN:$$PATH"; \
 	else echo "note: nsys could not be installed; tests needing it will be skipped"; fi; \
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # Python: ruff (rules and formatting in pyproject.toml); SQL: sqlfluff on the
 # stages under sql/ (.sqlfluff), and no tab in them. Fixes: ruff check --fix,

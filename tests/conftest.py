@@ -312,6 +312,24 @@ def pytest_report_header(config):
     return f"perfetto import check: {binary} ({perfetto_import.version(binary)})"
 
 
+# pytest-xdist (make test runs the suite on -n workers): each worker checks
+# the traces its own tests write; at its end it hands its counts and
+# perfetto_unchecked lines to the controller, which prints their sums below.
+def pytest_sessionfinish(session):
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker
+        workeroutput["nsys_duck_perfetto"] = {"stats": _STATS, "unchecked": _UNCHECKED}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    handed = getattr(node, "workeroutput", {}).get("nsys_duck_perfetto")
+    if handed:
+        for key, value in handed["stats"].items():
+            _STATS[key] += value
+        _UNCHECKED.extend(handed["unchecked"])
+
+
 def pytest_terminal_summary(terminalreporter):
     s = _STATS
     if s["checked"]:
