@@ -8,8 +8,9 @@ tag a line (docs/sql.md, "Header tags"):
     streams), ``writer-input`` (that view, or a view it is made of),
     ``check-input`` (the checks' description of the same events),
     ``kineto-events`` and ``kineto-headers`` (what the Kineto writer
-    streams), ``pftrace-tracks`` and ``pftrace-events`` (the protobuf
-    trace's TrackDescriptors and TrackEvents, :mod:`pftrace`), ``parquet``
+    streams), ``pftrace-tracks``, ``pftrace-events`` and ``pftrace-chunks``
+    (the protobuf trace's TrackDescriptors, TrackEvents and the ranges they
+    are read in, :mod:`pftrace`), ``parquet``
     (NAME.perfetto.parquet's rows), ``lanes-input`` (the rows the lanes
     hook places, nsys_duck/lanes.py), ``summary`` and ``split-summary``
     (the (metric, value) rows printed after a run, in that order:
@@ -262,7 +263,8 @@ def query(role: str, select: str, files: list[SqlFile] | None = None) -> str:
     ``query("notes", "note")``).
 
     Raises:
-        SqlStageError: no file declares ``role``, or its view has several
+        SqlStageError: no file declares ``role`` (without ``files``: not
+            exactly one packaged file does), or its view has several
             ``Python reads:`` lines.
     """
     found = writer_queries(role, select, files)

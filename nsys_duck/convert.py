@@ -484,9 +484,9 @@ def up_to_date(
 
 def _listed_name(ws: Workspace, name: str) -> bool:
     """A file name the manifest may list: a file of the workspace folder,
-    or a rank file of its Kineto folder (``NAME.kineto/rank0.json.gz``)."""
+    or a file of a folder format's folder (``NAME.kineto/rank0.json.gz``)."""
     parts = Path(name).parts
-    if len(parts) == 2 and parts[0] == ws.kineto_dir.name:
+    if len(parts) == 2 and parts[0] in {f.name for f in formats_mod.folders(ws)}:
         return parts[1] not in ("", ".", "..")
     return Path(name).name == name
 
@@ -524,7 +524,8 @@ def _remove_outputs(ws: Workspace, names: set[str]) -> None:
 
 def _remove_stale_temporaries(ws: Workspace) -> None:
     """Temporary files of an earlier run that was killed (we hold the lock)."""
-    for pattern in (".parquet.tmp-*", ".duckdb-spill-*", ".*.tmp-*"):
+    # .*.old-*: a folder format's earlier folder, set aside while published
+    for pattern in (".parquet.tmp-*", ".duckdb-spill-*", ".*.tmp-*", ".*.old-*"):
         for p in ws.dir.glob(pattern):
             if p.is_dir() and not p.is_symlink():
                 shutil.rmtree(p, ignore_errors=True)

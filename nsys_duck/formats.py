@@ -42,8 +42,9 @@ class TraceFormat:
 
     ``targets(con, ws)`` is where this run's files go (the JSON: one per row
     of ``trace_parts``; a folder format: its folder), ``left(ws)`` what a run
-    published there (on disk now; removed when a run does not write the
-    format: it would disagree), ``write(con, temporaries)`` writes the
+    published there (on disk now; what a run does not write again is
+    removed: another format, or the JSON in another layout, would
+    disagree), ``write(con, temporaries)`` writes the
     targets under their temporary names. ``opens`` ranks the formats
     Perfetto opens (1: preferred by ``open`` and the summary's last line;
     None: Perfetto does not open it).
@@ -169,14 +170,35 @@ def format_help() -> str:
     )
 
 
-def opened_trace(ws: Workspace) -> Path | None:
+def opened_trace(ws: Workspace, files: list[Path] | None = None) -> Path | None:
     """The trace ``open`` serves from ``ws`` (the preferred format Perfetto
-    opens that ``ws`` holds; of a split JSON trace, its first part), or None."""
+    opens that ``ws`` holds, among ``files`` when given: a run's published
+    files; of a split JSON trace, its first part), or None."""
     for fmt in OPENED:
-        files = fmt.left(ws)
-        if files:
-            return files[0]
+        held = [f for f in fmt.left(ws) if files is None or f in files]
+        if held:
+            return held[0]
     return None
+
+
+def written_trace(ws: Workspace, files: list[Path]) -> Path | None:
+    """What a run that published ``files`` wrote to look at: the trace
+    :func:`opened_trace` picks, else the first other format's file or
+    folder among them (``--format kineto``: the Kineto folder), else None."""
+    opened = opened_trace(ws, files)
+    if opened is not None:
+        return opened
+    for fmt in FORMATS:
+        for target in fmt.left(ws):
+            if target in files or any(f.parent == target for f in files):
+                return target
+    return None
+
+
+def folders(ws: Workspace) -> list[Path]:
+    """The folders of the folder formats ``ws`` holds (the manifest lists
+    the files inside them as ``FOLDER/FILE``)."""
+    return [p for fmt in FORMATS if fmt.folder for p in fmt.left(ws)]
 
 
 def kineto_only(ws: Workspace) -> bool:

@@ -148,7 +148,7 @@ class Scratch:
         except duckdb.Error:
             pass
         writers.discard([f for f in self.files if not f.is_dir()])
-        for folder in self.files:
+        for folder in (f for f in self.files if f.is_dir()):
             shutil.rmtree(folder, ignore_errors=True)
 
 

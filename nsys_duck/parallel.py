@@ -32,6 +32,7 @@ from pathlib import Path
 from . import convert as convert_mod
 from .convert import Options
 from .errors import NsysDuckError
+from .formats import opened_trace
 from .workspace import Workspace, classify_input, workspace_for, workspace_root
 
 CONVERTED, UP_TO_DATE, FAILED = "converted", "up to date", "failed"
@@ -216,12 +217,9 @@ def _one_line(text: str) -> str:
 
 
 def _trace_of(ws: Workspace, files: list[Path] | None = None) -> Path | None:
-    """The JSON trace to open: ``NAME.perfetto.json.gz``, or part 1 of a split one."""
-    candidates = files if files is not None else [ws.json_gz, *ws.json_parts]
-    for f in candidates:
-        if (f == ws.json_gz or ".part-" in f.name) and f.exists():
-            return f
-    return None
+    """The trace ``open`` serves (:func:`formats.opened_trace`; of a split
+    JSON trace, part 1), among ``files`` when given; None: none."""
+    return opened_trace(ws, files)
 
 
 def _up_to_date_outcome(given: str, ws: Workspace, seconds: float) -> Outcome:

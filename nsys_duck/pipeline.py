@@ -118,25 +118,31 @@ def sql_files(sql_dir: Path | None = None, folders: tuple[str, ...] | None = Non
 
 
 def shadowing(files: list[SqlFile]) -> list[tuple[str, str, str]]:
-    """(added file, object, packaged file): each object a ``--sql-dir``
-    file added at a path of its own creates that a packaged file of the
-    same run creates too. Such a file runs beside the packaged one (after
-    it, or before and then replaced by it), not instead of it: often a copy
+    """(added file, object, packaged file): each view or table (macros
+    aside: a macro file redefines them on purpose) a ``--sql-dir`` file
+    added at a path of its own creates that a packaged file of the same run
+    creates too (names compared as DuckDB does: case-insensitive, without a
+    ``main.`` schema). Such a file runs beside the packaged one (after it,
+    or before and then replaced by it), not instead of it: often a copy
     kept at a path the packaged file has left (the stages moved into domain
     folders), which the summary names (:func:`convert.convert`)."""
+
+    def key(name: str) -> str:
+        return name.lower().removeprefix("main.")
+
     packaged = {
-        name: f.relpath
+        key(name): f.relpath
         for f in files
         if not f.added
         for kind, name in created_objects(f.text)
         if kind != "macro"
     }
     return [
-        (f.relpath, name, packaged[name])
+        (f.relpath, name, packaged[key(name)])
         for f in files
         if f.added
         for kind, name in created_objects(f.text)
-        if kind != "macro" and name in packaged
+        if kind != "macro" and key(name) in packaged
     ]
 
 

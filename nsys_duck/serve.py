@@ -118,6 +118,8 @@ def resolve_trace(name: str, root: Path | None = None, part: int | None = None) 
         if part is not None:
             raise InputError(f"--part {part}: the trace is not split (one file, {ws.json_gz.name})")
         return ws.json_gz.resolve()
+    if part is not None and preferred is not None and not parts:
+        raise InputError(f"--part {part}: the trace is not split (one file, {preferred.name})")
     if parts:
         chosen = ws.json_part(part or 1)
         if chosen not in parts:

@@ -14,6 +14,7 @@ import click
 
 from . import formats as formats_mod
 from .console import fail, shown
+from .workspace import is_json_part
 from .writers import human_size
 
 
@@ -94,7 +95,7 @@ def print_window(window: dict | None) -> None:
 
 def print_summary(res, timings: bool) -> None:
     """The contract's summary of ``res`` (a :class:`convert.Result`); the
-    last line is the absolute path of the trace ``open`` serves."""
+    last line is the absolute path of what to look at (:func:`trace_path`)."""
     out = click.echo
     out(f"== {res.workspace.name}")
     out(f"source: {res.source.path}")
@@ -139,7 +140,7 @@ def print_ending(res, timings: bool) -> None:
     """How a conversion's or a merge's summary ends (one code path for
     both): the validation line (checks, seconds), the ``--timings`` rows,
     the files written, the ``--part K`` hint of a split JSON, and last the
-    absolute path of the trace ``open`` serves (:func:`trace_path`)."""
+    absolute path of what to look at (:func:`trace_path`)."""
     out = click.echo
     if res.validated:
         also = " and the JSON file validator" if res.file_validated else ""
@@ -154,7 +155,7 @@ def print_ending(res, timings: bool) -> None:
             out(f"  time {t.relpath:<45} {t.seconds:8.3f} s")
     for f in res.files:
         out(f"{f}  ({human_size(f.stat().st_size)})")
-    parts = [f for f in res.files if ".part-" in f.name]
+    parts = [f for f in res.workspace.json_parts if f in res.files]
     if parts:
         out(
             f"the JSON trace is in {len(parts)} parts (over --max-json-size): open each "
@@ -167,12 +168,8 @@ def print_ending(res, timings: bool) -> None:
 def trace_path(files: list[Path], ws) -> Path:
     """The summary's last line: the trace ``open`` serves (the preferred
     format Perfetto opens among ``files``: :data:`formats.OPENED`), else
-    (--format kineto) the Kineto folder."""
-    for fmt in formats_mod.OPENED:
-        written = [f for f in fmt.left(ws) if f in files]
-        if written:
-            return written[0]
-    return ws.kineto_dir
+    (--format kineto) the Kineto folder (:func:`formats.written_trace`)."""
+    return formats_mod.written_trace(ws, files) or files[0]
 
 
 def progress_counts(done: int, failed: int, running: int, total: int) -> str:
@@ -186,8 +183,8 @@ def outcome_line(outcome) -> str:
     name = outcome.name or shown(outcome.path)
     if outcome.status == "failed":
         return f"{name}: failed (the reason is on stderr)"
-    trace = str(outcome.trace) if outcome.trace is not None else "(no JSON trace)"
-    if outcome.trace is not None and ".part-" in outcome.trace.name:
+    trace = str(outcome.trace) if outcome.trace is not None else "(no trace Perfetto opens)"
+    if outcome.trace is not None and is_json_part(outcome.trace):
         trace += " (part 1 of a split JSON trace)"
     if outcome.status == "up to date":
         return f"{name}: up to date (converted before with these options) {trace}"

@@ -147,6 +147,11 @@ KINETO_SUFFIX = ".kineto"  # NAME.kineto/rank<R>.json.gz (--format kineto)
 PFTRACE_SUFFIX = ".pftrace"  # NAME.pftrace (--format pftrace)
 
 
+def is_json_part(path: Path) -> bool:
+    """``path`` names a part of a split JSON trace (``NAME.part-NNN.perfetto.json.gz``)."""
+    return re.fullmatch(r".+\.part-\d{3}" + re.escape(JSON_SUFFIX), path.name) is not None
+
+
 def glob_escape(text: str) -> str:
     """``text`` with glob's special characters made literal."""
     return re.sub(r"([*?\[])", r"[\1]", text)

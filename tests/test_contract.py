@@ -316,3 +316,14 @@ def test_a_sql_dir_copy_at_an_old_path_is_named(tmp_path):
     assert res.added_sql == ["30_intermediate/80_int_flows.sql"]
     (note,) = [n for n in res.notes if "80_int_flows" in n]
     assert f"put your file at {packaged}" in note
+
+
+def test_every_role_is_documented():
+    """Each role a packaged file declares is named in docs/sql.md's header
+    tags and in contract.py's docstring (where a maintainer looks first)."""
+    docs = (Path(nsys_duck.__file__).parent.parent / "docs" / "sql.md").read_text()
+    roles = {r for d in contract.packaged().values() for r in d.roles}
+    assert roles
+    for role in sorted(roles):
+        assert f"`{role}`" in docs, f"docs/sql.md does not name role {role}"
+        assert f"``{role}``" in contract.__doc__, f"contract.py does not name role {role}"

@@ -7,14 +7,18 @@ other module changed. The format here is a real writer over a real view
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import shutil
 
 import pytest
 
 from conftest import REPO, Options, convert
 from nsys_duck import formats
+from nsys_duck.errors import InputError
 from nsys_duck.serve import NotConvertedError, resolve_trace
-from nsys_duck.summary import trace_path
+from nsys_duck.summary import print_summary, trace_path
 
 EXAMPLE = REPO / "examples" / "raiderstream_tiny" / "parquet"
 
@@ -70,6 +74,22 @@ def test_a_format_added_as_a_record_is_written_listed_and_replaced(with_slice_li
     assert not listing.exists()  # an earlier run's format: it would disagree
     assert resolve_trace(str(ws.dir)) == ws.pftrace.resolve()
     assert ws.pftrace in again.files and listing not in again.files
+    with pytest.raises(InputError, match=r"not split \(one file, .*\.pftrace\)"):
+        resolve_trace(str(ws.dir), part=1)
+
+
+def test_a_name_with_part_in_it_is_no_split_trace(tmp_path):
+    """A report named like a part (run.part-007) converted to the pftrace
+    alone: no JSON, so no "--part K" hint, and the last line is the pftrace."""
+    copy = tmp_path / "run.part-007"
+    shutil.copytree(EXAMPLE, copy)
+    res = convert(copy, Options(trace_format="pftrace"), root=tmp_path / "ws")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        print_summary(res, timings=False)
+    lines = out.getvalue().splitlines()
+    assert not any("--part K" in line for line in lines)
+    assert lines[-1] == str(res.workspace.pftrace.resolve())
 
 
 def test_open_and_the_summary_prefer_the_one_file_trace(tmp_path):
