@@ -82,7 +82,9 @@ def test_a_capture_without_gpu_activity_still_writes_its_trace(fmt, tmp_path):
     assert trace.is_file() and (out / f"{name}.duckdb").is_file()
     assert not (out / f"{name}.kineto").exists()
     assert {trace.name, f"{name}.duckdb", f"{name}.perfetto.parquet"} <= published(out)
-    assert lines[-1] == str(trace.resolve())
+    # the last line is the trace `open` serves: the one-file pftrace with both
+    shown = out / f"{name}.pftrace" if fmt == "both" else trace
+    assert lines[-1] == str(shown.resolve())
     if perfetto_import.find_binary() is not None:
         got = perfetto_import.query(
             trace, "SELECT count(*) AS n FROM slice WHERE category = 'nvtx'"
