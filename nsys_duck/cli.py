@@ -573,6 +573,8 @@ def sql_cmd(name, command, fmt, output):
         raise click.UsageError("--output writes csv, json or parquet; add --format")
     with _workbench(name) as wb:
         code = sqlrun.run_sql(wb.con, command, fmt, output)
+    if code == sqlrun.INTERRUPTED:
+        sqlrun.leave_interrupted()  # the workbench's temporaries are gone: nothing else to do
     sys.exit(code)
 
 
