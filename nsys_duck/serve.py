@@ -54,7 +54,7 @@ import click
 from .console import shown
 from .errors import InputError, NsysDuckError
 from .formats import format_of, kineto_only, opened_trace
-from .workspace import JSON_SUFFIX, Workspace, locate
+from .workspace import JSON_PART, Workspace, locate
 from .writers import human_size
 
 PERFETTO_UI = "https://ui.perfetto.dev"
@@ -137,7 +137,7 @@ def resolve_trace(name: str, root: Path | None = None, part: int | None = None) 
 def split_parts(trace: Path) -> list[Path]:
     """All the parts of the split trace ``trace`` is a part of, in order
     (empty: ``trace`` is not a part)."""
-    m = re.fullmatch(r"(.+)\.part-\d{3}" + re.escape(JSON_SUFFIX), trace.name)
+    m = JSON_PART.fullmatch(trace.name)
     return Workspace(trace.parent, m.group(1)).json_parts if m else []
 
 

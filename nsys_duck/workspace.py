@@ -147,9 +147,13 @@ KINETO_SUFFIX = ".kineto"  # NAME.kineto/rank<R>.json.gz (--format kineto)
 PFTRACE_SUFFIX = ".pftrace"  # NAME.pftrace (--format pftrace)
 
 
+# a part of a split JSON trace, NAME.part-NNN.perfetto.json.gz (group 1: NAME)
+JSON_PART = re.compile(r"(.+)\.part-\d{3}" + re.escape(JSON_SUFFIX))
+
+
 def is_json_part(path: Path) -> bool:
-    """``path`` names a part of a split JSON trace (``NAME.part-NNN.perfetto.json.gz``)."""
-    return re.fullmatch(r".+\.part-\d{3}" + re.escape(JSON_SUFFIX), path.name) is not None
+    """``path`` names a part of a split JSON trace (:data:`JSON_PART`)."""
+    return JSON_PART.fullmatch(path.name) is not None
 
 
 def glob_escape(text: str) -> str:
