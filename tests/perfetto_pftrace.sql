@@ -37,6 +37,7 @@ SELECT 'process' AS t, pid, coalesce(name, '') AS name FROM process WHERE pid !=
 
 SELECT 'arg' AS t,
     k.rel_ts || '/' || k.dur || '/' || k.name || '/' || k.owner AS slice_key,
+    k.cat,
     a.key,
     coalesce(a.display_value, '') AS value
 FROM _keyed AS k

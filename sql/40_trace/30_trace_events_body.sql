@@ -57,7 +57,10 @@ SELECT '{"ph":"X","cat":"' || s.cat || '","name":' || to_json(s.name)
     || ',"dur":' || json_us(s.end_ns - s.start_ns)
     || ',"pid":' || CAST(s.json_pid AS VARCHAR)
     || ',"tid":' || CAST(s.json_tid AS VARCHAR)
-    || ',"args":' || slice_args_json(s.args_json, op_args.args_json,
+    || ',"args":' || slice_args_json(s.args_json,
+        -- a projected copy's lighter object (int_gpu_op_args)
+        CASE WHEN s.is_projection THEN op_args.copy_args_json
+            ELSE op_args.args_json END,
         s.call_id, s.correlation_id, s.api_full_name, s.event_class,
         s.return_value)
     || '}',

@@ -12,7 +12,10 @@
 -- start/end range a legacy async b/e pair (legacy_phase 98/101, legacy_id =
 -- nvtx_id: the JSON's process-scoped async track, id2.local). Args are the
 -- JSON's object (slice_args_json), which the writer turns into debug
--- annotations member by member. Flows: the flow_id of every drawn flow
+-- annotations member by member; a projected copy (Core/PCIe/D2D) keeps its
+-- operation's whole object here (int_gpu_op_args.args_json, interned: the
+-- demangled name costs an iid), where the JSON writes the lighter
+-- copy_args_json. Flows: the flow_id of every drawn flow
 -- (is_placeable, both slices kept) on its API slice's begin (flow_ids) and
 -- on its GPU slice's begin (terminating_flow_ids), so Perfetto binds each
 -- arrow to the slice itself, never by time.
@@ -109,7 +112,7 @@ COMMENT ON COLUMN trace_track_events.legacy_id IS 'LegacyEvent.local_id of an as
 COMMENT ON COLUMN trace_track_events.track_uuid IS 'TrackEvent.track_uuid: the JSON track''s thread (trace_track_descriptors.uuid).';
 COMMENT ON COLUMN trace_track_events.name IS 'Event name (interned by the writer); NULL on ends.';
 COMMENT ON COLUMN trace_track_events.cat IS 'Category, the JSON''s cat (interned by the writer); NULL on ends.';
-COMMENT ON COLUMN trace_track_events.args_json IS 'The JSON''s args object, the writer''s debug annotations; NULL on ends.';
+COMMENT ON COLUMN trace_track_events.args_json IS 'The slice''s args object (a projected copy''s whole one, where the JSON has the lighter set), the writer''s debug annotations; NULL on ends.';
 COMMENT ON COLUMN trace_track_events.flow_ids IS 'Flows leaving this slice (its API call''s arrows), int_flows.flow_id; NULL when none.';
 COMMENT ON COLUMN trace_track_events.terminating_flow_ids IS 'Flows ending on this slice, int_flows.flow_id; NULL when none.';
 COMMENT ON COLUMN trace_track_events.order_phase IS 'Sort key after ts: 0 end, 1 begin or instant, 2 b, 3 e.';

@@ -1,5 +1,6 @@
--- int_gpu_op_args: the JSON args object of each GPU operation, shared by
--- its as-executed slice and its Core/PCIe/D2D copy.
+-- int_gpu_op_args: the JSON args objects of each GPU operation: the whole
+-- object of its as-executed slice, and the lighter one of its Core/PCIe/D2D
+-- copy in the JSON trace.
 --
 -- Reads: int_gpu_ops, int_nvtx_op_paths.
 -- Invariants: one row per op_id. Members (output-contract.md, Events):
@@ -28,6 +29,18 @@
 -- table, built once: as a view, the JSON writer's X slices joined it while
 -- its NVTX path joins held their own hash tables, and the 16M-NVTX input
 -- ran out of memory at 2GB there; the writer now joins stored text.
+-- copy_args_json, the projected copy's object in the JSON trace
+-- (output-contract.md, Events: "a projected copy may carry a lighter
+-- set"), decided with a user's eye: a Core Timeline copy of a kernel
+-- carries the members every operation has (correlationId, deviceId,
+-- contextId, streamId: the ids that find its original, the kernel on
+-- stream streamId, which its launch_core flow's API call also joins), not
+-- the demangled name and NVTX path that were most of its bytes (the slice
+-- name is the short name); a graph execution's Core copy and a copy's
+-- PCIe/D2D copy keep their whole object without nvtxRanges (a few short
+-- members, all about the graph or the transfer: direction, bytes, memory
+-- kinds, throughput). The Parquet rows and the protobuf trace keep every
+-- member (args_json).
 -- Column comments from: int_gpu_ops.
 -- Merge: renumbered
 
@@ -46,6 +59,8 @@ WITH heads AS (
 base AS (
     SELECT
         op.op_id,
+        op.cat,
+        op.head,
         -- concat skips NULL operands: a member whose value is NULL is
         -- NULL as a whole and left out
         CASE op.cat
@@ -110,9 +125,12 @@ SELECT
     CASE WHEN path.op_id IS NULL THEN base.args_json
         -- the last member, appended to the object's text (no re-parse)
         ELSE left(base.args_json, -1) || ',"nvtxRanges":'
-            || to_json(path.nvtx_names) || '}' END AS args_json
+            || to_json(path.nvtx_names) || '}' END AS args_json,
+    CASE WHEN base.cat = 'kernel' THEN base.head || '}'
+        ELSE base.args_json END AS copy_args_json
 FROM base
 LEFT JOIN int_nvtx_op_paths AS path ON path.op_id = base.op_id;
 
-COMMENT ON TABLE int_gpu_op_args IS 'The JSON args object of each GPU operation, shared by its as-executed slice and its Core/PCIe/D2D copy.';
-COMMENT ON COLUMN int_gpu_op_args.args_json IS 'JSON args object of the operation (both of its slices), with nvtxRanges last when NVTX ranges own it.';
+COMMENT ON TABLE int_gpu_op_args IS 'The JSON args objects of each GPU operation: the whole one of its as-executed slice, and the lighter one of its Core/PCIe/D2D copy in the JSON trace.';
+COMMENT ON COLUMN int_gpu_op_args.args_json IS 'JSON args object of the operation''s as-executed slice (and of every slice in the protobuf trace), with nvtxRanges last when NVTX ranges own it.';
+COMMENT ON COLUMN int_gpu_op_args.copy_args_json IS 'JSON args object of its projected copy in the JSON trace: a kernel''s the ids every operation has (correlationId, deviceId, contextId, streamId); others their whole object without nvtxRanges.';
