@@ -9,7 +9,8 @@
 
 CREATE OR REPLACE TABLE _int_nvtx_path_ranks AS
 SELECT t.nvtx_id, t.depth, r.message,
-    CAST(row_number() OVER (ORDER BY t.global_tid, t.seq) AS BIGINT)
+    -- INTEGER: list_sort of a chain's ranks sorts 4 bytes an element
+    CAST(row_number() OVER (ORDER BY t.global_tid, t.seq) AS INTEGER)
         AS path_rank
 FROM int_nvtx_range_tree AS t
 JOIN int_nvtx_ranges AS r ON r.nvtx_id = t.nvtx_id
