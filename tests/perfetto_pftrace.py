@@ -14,7 +14,7 @@ returns the differences (empty list = the same trace):
   ``debug.K`` in the protobuf one; the keys Perfetto adds on its own, such as
   ``legacy_event.passthrough_utid``, are left out; real numbers to 12
   significant digits, since the JSON importer's reading is the inexact one),
-  except that a projected copy of a GPU operation (PROJECTED_COPIES) carries
+  except that a projected copy of a GPU operation (:func:`projected_copies`) carries
   the lighter set in the JSON (``int_gpu_op_args.copy_args_json``) and every
   arg in the protobuf: there the JSON's args must be among the pftrace's.
 
@@ -30,13 +30,28 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+import duckdb
+
 import perfetto_import
+from nsys_duck import pipeline
 
 QUERY = Path(__file__).resolve().parent / "perfetto_pftrace.sql"
 TIMEOUT = 900.0
-# the cats of the Core/PCIe/D2D copies (gpu_activity_kinds.is_projection),
-# whose JSON args are a subset of their protobuf args
-PROJECTED_COPIES = ("kernel_core", "cuda_graph_core", "memcpy_pcie", "memcpy_d2d")
+DOMAIN_KINDS = "05_domain/gpu_activity_kinds.sql"
+
+
+def projected_copies() -> set[str]:
+    """The cats of the Core/PCIe/D2D copies, whose JSON args are a subset
+    of their protobuf args: the domain table's is_projection rows."""
+    con = duckdb.connect()
+    try:
+        con.execute((pipeline.packaged_sql_dir() / DOMAIN_KINDS).read_text())
+        sql = "SELECT slice_cat FROM gpu_activity_kinds WHERE is_projection"
+        return {cat for (cat,) in con.execute(sql).fetchall()}
+    finally:
+        con.close()
+
+
 # args Perfetto itself adds on one side only
 IMPORTER_KEYS = ("legacy_event.", "legacy_trace_source_id", "source", "source_scope")
 # the track types Perfetto gives the same track in each format: a JSON
@@ -118,7 +133,8 @@ def compare(pftrace: Path, json_gz: Path, binary: Path | None = None) -> list[st
     for what in ("slice", "flow", "thread", "process", "arg"):
         a, b = _norm(ours.get(what, []), what), _norm(theirs.get(what, []), what)
         if what == "arg":  # a copy's extra protobuf args are not a difference
-            copies = _norm([r for r in ours.get(what, []) if r["cat"] in PROJECTED_COPIES], what)
+            kinds = projected_copies()
+            copies = _norm([r for r in ours.get(what, []) if r["cat"] in kinds], what)
             a = a - (copies - b)
         if a != b:
             only_a, only_b = a - b, b - a
