@@ -5,7 +5,10 @@ For each input (the largest dev reports, and with --scale the inputs that
 ``nsys-duck convert`` in a child process and reports rows in, JSON events
 out, wall seconds, peak RSS and rows/s; then the floor: DuckDB formatting
 every input event row as JSON text, compressed with the same gzip library
-(ISA-L, same threads and level) into a null sink, also in a child process.
+(ISA-L, same threads and level) into a null sink, also in a child process
+(the input floor); and the output floor: as many events as our JSON holds,
+as wide on average, formatted by DuckDB from numbers and compressed the
+same way (``out fl s``; issue 29's target: ``ours/out`` at most 3).
 ``ours/floor`` is the figure to watch; absolute seconds on these 2-core
 machines are noisy. Every output is checked with the contract validator
 (when available): speed never comes from writing less.
@@ -92,6 +95,29 @@ SEEDS = {
     # ~20M trace events (7M kernels and launches), past --max-json-size: written in parts
     "20m": {"abacus_many_kernels": 112},
 }
+
+# The output floor: as many events as our JSON has, as wide on average (its
+# uncompressed bytes / events), each formatted by DuckDB from numbers (ts,
+# dur, pid, tid, a name id) and padded to that width, compressed as ours are
+# (ISA-L, level 1, 2 threads) into a null sink: what writing our output costs
+# at the least, with no semantics.
+OUTPUT_FLOOR_CODE = r"""
+import sys, duckdb, numpy as np, pyarrow as pa
+from isal import igzip_threaded
+events, width = int(sys.argv[1]), int(sys.argv[2])
+con = duckdb.connect()
+pad = max(width - 100, 0)  # the rest of an event averages 100 bytes
+r = con.sql(f'''SELECT '{{"ph":"X","cat":"kernel","name":"k' || (i % 997)
+    || '","ts":' || CAST(i * 1.001 AS DECIMAL(18, 3)) || ',"dur":' || CAST((i % 1000) * 0.004
+    AS DECIMAL(18, 3)) || ',"pid":' || (i % 4) || ',"tid":' || (i % 16)
+    || ',"args":{{"p":"' || repeat('x', {pad}) || '"}}}},' || chr(10) AS j
+    FROM range({events}) AS t(i)''')
+with igzip_threaded.open("/dev/null", "wb", compresslevel=1, threads=2) as out:
+    for b in r.to_arrow_reader(16384):
+        a = b.column(0).cast(pa.large_string())
+        o = np.frombuffer(a.buffers()[1], dtype=np.int64)
+        out.write(memoryview(a.buffers()[2])[o[a.offset]:o[a.offset + len(a)]])
+"""
 
 FLOOR_CODE = r"""
 import sys, duckdb, pyarrow.compute as pc, pyarrow as pa
@@ -347,7 +373,7 @@ def main(argv=None) -> int:
     header = (
         f"{'input':34} {'rows in':>10} {'events':>10} {'wall s':>7} {'RSS MB':>7} "
         f"{'rows/s':>10} {'events/s':>10} {'floor s':>7} {'ours/floor':>10}"
-        f" {'checks s':>8} {'checks %':>8}"
+        f" {'out fl s':>8} {'ours/out':>8} {'checks s':>8} {'checks %':>8}"
         + (f" {'nc s':>7} {'nc RSS':>7} {'nc events':>10} {'ours/nc':>7}" if nc else "")
     )
     print(header)
@@ -372,6 +398,13 @@ def main(argv=None) -> int:
                     if line.strip().startswith("JSON events")
                 )
             )
+            json_mb = float(
+                next(
+                    line.split()[-1].replace(",", "")
+                    for line in out.splitlines()
+                    if line.strip().startswith("JSON size, uncompressed")
+                )
+            )
             verdict = ""
             traces = sorted(Path(ws).glob("*/*.perfetto.json.gz"))
             if len(traces) > 1:
@@ -383,6 +416,10 @@ def main(argv=None) -> int:
                 verdict += f" (validation {time.perf_counter() - t0:.1f} s)"
         tables = [t for t in EVENT_TABLES if (folder / f"{t}.parquet").exists()]
         floor, _, _ = run_measured([sys.executable, "-c", FLOOR_CODE, str(folder), *tables])
+        width = round(json_mb * 1e6 / max(events, 1))
+        out_floor, _, _ = run_measured(
+            [sys.executable, "-c", OUTPUT_FLOOR_CODE, str(events), str(width)]
+        )
         theirs = ""
         sqlite = folder.parent / f"{name}.sqlite"
         if nc is not None:
@@ -407,7 +444,8 @@ def main(argv=None) -> int:
         print(
             f"{name:34} {n_in:>10,} {events:>10,} {wall:>7.2f} {rss:>7.0f} "
             f"{n_in / wall:>10,.0f} {events / wall:>10,.0f} {floor:>7.2f} "
-            f"{wall / floor:>10.2f} {checks:>8.2f} {100 * checks / wall:>8.1f}"
+            f"{wall / floor:>10.2f} {out_floor:>8.2f} {wall / out_floor:>8.2f}"
+            f" {checks:>8.2f} {100 * checks / wall:>8.1f}"
             f"{theirs} {verdict}",
             flush=True,
         )

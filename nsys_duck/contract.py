@@ -16,7 +16,9 @@ tag a line (docs/sql.md, "Header tags"):
     (the (metric, value) rows printed after a run, in that order:
     :func:`summary_queries`); and the views the orchestration reads
     (:func:`query`): ``slices`` (a run without any stops), ``time-base``,
-    ``json-parts``, ``kineto-ranks``, ``notes``, ``window``,
+    ``json-parts``, ``json-size-grid`` and ``json-sizes`` (the grid the JSON
+    writer measures its bytes in, and the table it puts them in),
+    ``kineto-ranks``, ``notes``, ``window``,
     ``export-info``, ``columns-not-in-schema``, ``skipped-rows`` and
     ``merge-reports``.
 ``-- Columns: NAME TYPE, ...``

@@ -22,8 +22,11 @@ from pathlib import Path
 import duckdb
 
 from . import contract, writers
+from .errors import NsysDuckError
 from .pftrace import write_pftrace
 from .workspace import PFTRACE_SUFFIX, Workspace
+
+Say = Callable[[str], None]  # prints one progress line
 
 
 @dataclass(frozen=True)
@@ -34,18 +37,23 @@ class Wrote:
 
     rows: list[tuple[str, object]]
     inside: tuple[str, ...] = ()
+    # (final, temporary) of each file written in place of the targets (a
+    # JSON trace over --max-json-size, written in parts once measured)
+    instead: tuple[tuple[Path, Path], ...] = ()
 
 
 @dataclass(frozen=True)
 class TraceFormat:
     """One trace format.
 
-    ``targets(con, ws)`` is where this run's files go (the JSON: one per row
-    of ``trace_parts``; a folder format: its folder), ``left(ws)`` what a run
-    published there (on disk now; what a run does not write again is
-    removed: another format, or the JSON in another layout, would
-    disagree), ``write(con, temporaries)`` writes the
-    targets under their temporary names. ``opens`` ranks the formats
+    ``targets(con, ws)`` is where this run's files go (the JSON: one file,
+    until its writer has measured it; a folder format: its folder),
+    ``left(ws)`` what a run published there (on disk now; what a run does
+    not write again is removed: another format, or the JSON in another
+    layout, would disagree), ``write(con, ws, temporaries, say)`` writes
+    the targets under their temporary names (``say``: a progress line; a
+    JSON over the limit is written in parts instead, :attr:`Wrote.instead`).
+    ``opens`` ranks the formats
     Perfetto opens (1: preferred by ``open`` and the summary's last line;
     None: Perfetto does not open it).
     """
@@ -57,37 +65,64 @@ class TraceFormat:
     folder: bool  # one folder of files, published whole
     targets: Callable[[duckdb.DuckDBPyConnection, Workspace], list[Path]]
     left: Callable[[Workspace], list[Path]]
-    write: Callable[[duckdb.DuckDBPyConnection, list[Path]], Wrote]
+    write: Callable[[duckdb.DuckDBPyConnection, Workspace, list[Path], Say], Wrote]
     opens: int | None
     endings: tuple[str, ...]  # how its files' names end (open takes such a file itself)
     content_type: str  # what `open` serves it as
 
 
 def _json_targets(con: duckdb.DuckDBPyConnection, ws: Workspace) -> list[Path]:
-    parts = [p for (p,) in con.execute(contract.query("json-parts", "part")).fetchall()]
-    return [ws.json_gz] if len(parts) == 1 else [ws.json_part(p) for p in parts]
+    return [ws.json_gz]  # in parts instead when the write measures it over the limit
 
 
 def _json_left(ws: Workspace) -> list[Path]:
     return [f for f in (ws.json_gz,) if f.is_file()] + ws.json_parts
 
 
-def _write_json(con: duckdb.DuckDBPyConnection, tmps: list[Path]) -> Wrote:
-    stats_of = writers.write_trace_json(con, tmps)
-    for tmp, stats in zip(tmps, stats_of, strict=True):
-        writers.check_gzip_trailer(tmp, stats)
-    return Wrote(
-        [
-            ("JSON events", sum(s.events for s in stats_of)),
-            (
-                "JSON size, uncompressed (MB)",
-                round(sum(s.bytes_uncompressed for s in stats_of) / 1e6, 1),
-            ),
-        ]
-    )
+def _write_json(con: duckdb.DuckDBPyConnection, ws: Workspace, tmps: list[Path], say: Say) -> Wrote:
+    """The JSON trace: written as one file while measuring it
+    (``trace_json_sizes``: the write is the size estimate); past
+    ``--max-json-size`` that file is dropped (compression stopped where it
+    passed the limit) and the trace written again in the parts
+    ``trace_parts`` cuts from the measurement. Raises NsysDuckError when a
+    trace measured under the limit is cut in parts (a bug in the SQL
+    stages)."""
+    (tmp,) = tmps
+    grid = contract.query("json-size-grid", "buckets, max_json_bytes")
+    meter = writers.SizeMeter(*con.execute(grid).fetchall()[0])
+    stats_of = writers.write_trace_json(con, [tmp], meter=meter)
+    writers.save_json_sizes(con, meter)
+    parts = [p for (p,) in con.execute(contract.query("json-parts", "part")).fetchall()]
+    if stats_of is not None and len(parts) > 1:
+        raise NsysDuckError(
+            f"the JSON trace measured {meter.total} bytes, under the limit of {meter.limit}, "
+            f"but {contract.view_with_role('json-parts').view} cut {len(parts)} parts "
+            "(a bug in the SQL stages)"
+        )
+    files = [(ws.json_gz, tmp)]
+    if stats_of is None:  # over the limit (one part still when one bucket holds it all)
+        writers.discard([tmp])
+        if len(parts) > 1:
+            files = [(ws.json_part(p), writers.temp_path(ws.json_part(p))) for p in parts]
+            say(f"writing the JSON trace in {len(parts)} parts (over --max-json-size)")
+        try:
+            stats_of = writers.write_trace_json(con, [t for _, t in files])
+        except BaseException:
+            writers.discard([t for _, t in files])
+            raise
+    for (_, t), stats in zip(files, stats_of, strict=True):
+        writers.check_gzip_trailer(t, stats)
+    rows: list[tuple[str, object]] = [
+        ("JSON events", sum(s.events for s in stats_of)),
+        (
+            "JSON size, uncompressed (MB)",
+            round(sum(s.bytes_uncompressed for s in stats_of) / 1e6, 1),
+        ),
+    ]
+    return Wrote(rows, instead=tuple(files) if len(files) > 1 else ())
 
 
-def _write_pftrace(con: duckdb.DuckDBPyConnection, tmps: list[Path]) -> Wrote:
+def _write_pftrace(con: duckdb.DuckDBPyConnection, ws: Workspace, tmps: list[Path], say) -> Wrote:
     (tmp,) = tmps
     stats = write_pftrace(con, tmp)
     return Wrote(
@@ -95,7 +130,7 @@ def _write_pftrace(con: duckdb.DuckDBPyConnection, tmps: list[Path]) -> Wrote:
     )
 
 
-def _write_kineto(con: duckdb.DuckDBPyConnection, tmps: list[Path]) -> Wrote:
+def _write_kineto(con: duckdb.DuckDBPyConnection, ws: Workspace, tmps: list[Path], say) -> Wrote:
     (folder,) = tmps
     kineto = writers.write_kineto_json(con, folder)
     return Wrote(

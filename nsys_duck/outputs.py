@@ -117,6 +117,15 @@ class Written:
         self.finals.append(final)
         self.tmps.append(tmp)
 
+    def replace(self, tmps: list[Path], files: list[tuple[Path, Path]]) -> None:
+        """Publish ``files`` ((final, temporary) pairs), in their order, in
+        place of the files whose temporaries are ``tmps``."""
+        at = self.tmps.index(tmps[0])
+        kept = [(f, t) for f, t in zip(self.finals, self.tmps, strict=True) if t not in tmps]
+        pairs = [*kept[:at], *files, *kept[at:]]
+        self.finals = [f for f, _ in pairs]
+        self.tmps = [t for _, t in pairs]
+
     @property
     def n_json(self) -> int:
         """How many files the Perfetto JSON was written in (0: not written)."""
@@ -232,7 +241,8 @@ def write_outputs(
     )
     rows = []
     for fmt in traces.formats:
-        rows += write_trace(con, fmt, finals_of[fmt.name], out, step, progress)
+        rows += write_trace(con, fmt, spec.ws, out, step, progress)
+        scratch.files.extend(t for t in out.tmps if t not in scratch.files)  # JSON parts
     step.now = "writing the aligned Parquet"
     progress("writing Parquet", None)
     with timed(timings, "write Parquet"):
@@ -248,16 +258,22 @@ def write_outputs(
 
 
 def write_trace(
-    con, fmt: formats_mod.TraceFormat, finals: list[Path], out: Written, step: Step, progress
+    con, fmt: formats_mod.TraceFormat, ws: Workspace, out: Written, step: Step, progress
 ) -> list[tuple[str, object]]:
     """Write format ``fmt`` into its temporaries (``out.traces``); the
     summary rows it adds. A folder format's files are added to
-    ``out.inside`` under their published folder."""
+    ``out.inside`` under their published folder; files the writer wrote
+    instead of its targets (a JSON trace in parts) take their place in
+    ``out``."""
     tmps = out.traces[fmt.name]
     step.now = fmt.doing
-    progress(fmt.doing if len(tmps) == 1 else f"{fmt.doing} ({len(tmps)} parts)", None)
+    progress(fmt.doing, None)
     with timed(out.timings, fmt.timing):
-        wrote = fmt.write(con, tmps)
+        wrote = fmt.write(con, ws, tmps, lambda line: progress(line, None))
+    if wrote.instead:
+        out.replace(tmps, list(wrote.instead))
+        out.traces[fmt.name] = [tmp for _, tmp in wrote.instead]
+    finals = [f for f, t in zip(out.finals, out.tmps, strict=True) if t in out.traces[fmt.name]]
     out.inside += [finals[0] / name for name in wrote.inside]
     return wrote.rows
 

@@ -58,12 +58,13 @@ def temp_path(final: Path) -> Path:
 
 
 def _part_batches(con: duckdb.DuckDBPyConnection, query: str):
-    """Yield (part, text) Arrow arrays of ``query``'s two columns (INTEGER
-    part, NULL for every part; VARCHAR event text), batch by batch."""
+    """Yield the columns of ``query`` as Arrow arrays, batch by batch: for
+    the JSON trace (INTEGER part, NULL for every part; INTEGER size bucket;
+    VARCHAR event text), for the Kineto trace (rank, text)."""
     reader = arrow_reader(con.sql(query), JSON_BATCH_ROWS)
     for batch in reader:
         if batch.num_rows:
-            yield batch.column(0), batch.column(1)
+            yield batch.columns
 
 
 def _concat(arr: pa.Array) -> memoryview:
@@ -74,16 +75,25 @@ def _concat(arr: pa.Array) -> memoryview:
     of that buffer is exactly the bytes to compress (no per-event Python
     objects, no copy).
     """
+    arr = _offset_string(arr)
+    offsets = _offsets(arr)
+    return memoryview(arr.buffers()[2])[int(offsets[0]) : int(offsets[-1])]
+
+
+def _offset_string(arr: pa.Array) -> pa.Array:
+    """``arr`` as an Arrow string type with an offsets buffer (string_view
+    is cast to large_string)."""
     if pa.types.is_string(arr.type) or pa.types.is_binary(arr.type):
-        dtype = np.int32
-    else:
-        if not pa.types.is_large_string(arr.type):
-            arr = arr.cast(pa.large_string())  # e.g. string_view
-        dtype = np.int64
+        return arr
+    return arr if pa.types.is_large_string(arr.type) else arr.cast(pa.large_string())
+
+
+def _offsets(arr: pa.Array) -> np.ndarray:
+    """The ``len(arr) + 1`` value offsets of the string array ``arr`` (no copy)."""
+    arr = _offset_string(arr)
+    dtype = np.int64 if pa.types.is_large_string(arr.type) else np.int32
     offsets = np.frombuffer(arr.buffers()[1], dtype=dtype)
-    first = int(offsets[arr.offset])
-    last = int(offsets[arr.offset + len(arr)])
-    return memoryview(arr.buffers()[2])[first:last]
+    return offsets[arr.offset : arr.offset + len(arr) + 1]
 
 
 @dataclass
@@ -91,6 +101,56 @@ class JsonStats:
     events: int
     bytes_uncompressed: int
     crc32: int = 0  # CRC-32 of the uncompressed text, as the gzip trailer holds it
+
+
+class SizeMeter:
+    """The uncompressed bytes of the JSON trace per size bucket, counted as
+    it is written (``trace_events_parted.size_bucket``: a time bucket of
+    ``trace_size_grid``, NULL for metadata): the measurement
+    ``trace_parts`` cuts a split trace from (``trace_json_sizes``).
+
+    ``buckets`` and ``limit`` (``max_json_bytes``, bytes) come from
+    ``trace_size_grid``; :attr:`over` says the trace is past the limit (the
+    rule of ``trace_parts``: every event and the metadata once, ``> limit``).
+    """
+
+    def __init__(self, buckets: int, limit: int) -> None:
+        self.buckets = buckets
+        self.limit = limit
+        # float64 sums are exact below 2**53 bytes; the last slot: metadata
+        self._bytes = np.zeros(buckets + 1, dtype=np.float64)
+        self.total = 0
+
+    def add(self, bucket: pa.Array, text: pa.Array) -> None:
+        """Count the rows of one batch: ``text``'s lengths in bytes (with
+        their separator) into the ``bucket`` of each row."""
+        lengths = np.diff(_offsets(text)).astype(np.float64)
+        slots = pc.fill_null(bucket, self.buckets).to_numpy(zero_copy_only=False)
+        self._bytes += np.bincount(slots, weights=lengths, minlength=self.buckets + 1)
+        self.total += int(lengths.sum())
+
+    def add_metadata(self, nbytes: int) -> None:
+        """Count ``nbytes`` every file holds (the array's opening ``[\n``;
+        its closing ``\n]`` takes the place of the last ``,\n``), so a
+        part's measured bytes are its file's size."""
+        self._bytes[-1] += nbytes
+        self.total += nbytes
+
+    @property
+    def over(self) -> bool:
+        return self.total > self.limit
+
+    def rows(self) -> pa.Table:
+        """The ``trace_json_sizes`` rows: (size_bucket, bytes) of every
+        bucket with bytes, then (NULL, the metadata's bytes)."""
+        sizes = self._bytes.astype(np.int64)
+        held = np.flatnonzero(sizes[:-1])
+        return pa.table(
+            {
+                "size_bucket": pa.array([*held.tolist(), None], pa.int32()),
+                "bytes": pa.array([*sizes[held].tolist(), int(sizes[-1])], pa.int64()),
+            }
+        )
 
 
 class _PartStream:
@@ -140,9 +200,10 @@ def write_trace_json(
     con: duckdb.DuckDBPyConnection,
     paths: list[Path],
     *,
+    meter: SizeMeter | None = None,
     threads: int = 2,
     compresslevel: int = 1,
-) -> list[JsonStats]:
+) -> list[JsonStats] | None:
     """Stream the JSON trace's view (role ``json-trace``:
     ``trace_events_parted``) into ``paths[k]``, the file of part k + 1
     (``trace_parts``; one path: the whole trace), each one gzip member
@@ -156,8 +217,14 @@ def write_trace_json(
     only concatenates buffers. Each file is gzip-compressed by ISA-L (``threads`` threads in
     all) into a single member; nothing follows the closing ``]``.
 
+    ``meter`` (one path only): every row's bytes are counted into it as
+    they are written; once it is :attr:`SizeMeter.over` the limit, the file
+    is no longer written (the rest is only measured) and None is returned:
+    the trace is to be written in the parts ``trace_parts`` cuts from the
+    measurement.
+
     Returns: per path, event count, uncompressed size in bytes and CRC-32
-    (for :func:`check_gzip_trailer`).
+    (for :func:`check_gzip_trailer`); None when ``meter`` stopped the write.
 
     Raises:
         NsysDuckError: a row without event text (NULL: a bug in the SQL
@@ -165,6 +232,8 @@ def write_trace_json(
             no events.
     """
     n = len(paths)
+    if meter is not None and n != 1:
+        raise ValueError("a size meter measures a trace written as one file")
     per_file = max(1, threads // n)
     with ExitStack() as stack:
         parts = [
@@ -175,9 +244,12 @@ def write_trace_json(
             )
             for p in paths
         ]
+        if meter is not None:
+            meter.add_metadata(parts[0].size)  # the header written
         view = contract.view_with_role("json-trace").view
-        for query in contract.writer_queries("json-trace", "part, event_json || ',\n'"):
-            for part, text in _part_batches(con, query):
+        select = "part, size_bucket, event_json || ',\n'"
+        for query in contract.writer_queries("json-trace", select):
+            for part, bucket, text in _part_batches(con, query):
                 if text.null_count:
                     # a NULL row would vanish from the buffer and break the
                     # array: refuse rather than write a damaged trace
@@ -185,23 +257,48 @@ def write_trace_json(
                         f"{text.null_count} rows of {view} have no event "
                         "text (NULL event_json: a bug in the SQL stages)"
                     )
-                if n == 1 or part.null_count == len(part):
-                    rows = [(None, text)]
-                else:
-                    rows = [(None, pc.filter(text, pc.is_null(part)))] if part.null_count else []
-                    for k in pc.unique(part.drop_null()).to_pylist():
-                        rows.append((k, pc.filter(text, pc.equal(part, k))))
-                for k, arr in rows:
-                    if k is None:
-                        for stream in parts:
-                            stream.add(arr)
-                    elif 1 <= k <= n:
-                        parts[k - 1].add(arr)
-                    else:
-                        raise NsysDuckError(
-                            f"{view} names part {k} of a trace written in {n} parts"
-                        )
+                if meter is not None:
+                    meter.add(bucket, text)
+                    if meter.over:
+                        continue  # measured only: the trace is written in parts
+                _route(parts, part, text, view)
+        if meter is not None and meter.over:
+            return None
         return [stream.close() for stream in parts]
+
+
+def _route(parts: list[_PartStream], part: pa.Array, text: pa.Array, view: str) -> None:
+    """Add each row of ``text`` to the stream of its ``part`` (1-based;
+    NULL: metadata, to every stream)."""
+    n = len(parts)
+    if n == 1 or part.null_count == len(part):
+        rows = [(None, text)]
+    else:
+        rows = [(None, pc.filter(text, pc.is_null(part)))] if part.null_count else []
+        for k in pc.unique(part.drop_null()).to_pylist():
+            rows.append((k, pc.filter(text, pc.equal(part, k))))
+    for k, arr in rows:
+        if k is None:
+            for stream in parts:
+                stream.add(arr)
+        elif 1 <= k <= n:
+            parts[k - 1].add(arr)
+        else:
+            raise NsysDuckError(f"{view} names part {k} of a trace written in {n} parts")
+
+
+def save_json_sizes(con: duckdb.DuckDBPyConnection, meter: SizeMeter) -> None:
+    """Put what ``meter`` measured into the table with role ``json-sizes``
+    (``trace_json_sizes``), in place of what it held: ``trace_parts`` cuts
+    the trace from it."""
+    table = contract.view_with_role("json-sizes").view
+    rows = meter.rows()
+    con.register("_json_size_rows", rows)
+    try:
+        con.execute(f"DELETE FROM {table}")
+        con.execute(f"INSERT INTO {table} SELECT size_bucket, bytes FROM _json_size_rows")
+    finally:
+        con.unregister("_json_size_rows")
 
 
 @dataclass

@@ -31,7 +31,7 @@ QUERY = Path(__file__).resolve().parent / "perfetto_flows.sql"
 # slice, the same of the GPU slice); ts in ns from the trace's base. The
 # flows the file holds: placeable (30_trace_events_body), both ends kept by
 # --devices and starting in --window (53_trace_events_selected), and for
-# part K of a split trace both ends in part K (57_trace_events_parted).
+# part K of a split trace both ends in part K (trace_events_parted).
 OURS = """
 SELECT
     f.flow_cat,

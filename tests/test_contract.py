@@ -27,7 +27,7 @@ WRITER_FILES = [
     "40_trace/30_trace_events_body.sql",
     "40_trace/31_trace_events_stacks.sql",
     "40_trace/53_trace_events_selected.sql",
-    "40_trace/57_trace_events_parted.sql",
+    "40_trace/54_parts/60_trace_events_parted.sql",
     "45_check_inputs/chk_events.sql",
 ]
 
@@ -55,7 +55,7 @@ def test_an_edited_file_the_writer_does_not_read_is_not_named(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "rel", ["40_trace/53_trace_events_selected.sql", "40_trace/57_trace_events_parted.sql"]
+    "rel", ["40_trace/53_trace_events_selected.sql", "40_trace/54_parts/60_trace_events_parted.sql"]
 )
 def test_an_edited_writer_input_triggers_the_file_validator(tmp_path, rel):
     res = convert(
@@ -164,7 +164,7 @@ def test_a_hook_tag_must_say_what_it_creates(tmp_path):
 
 def test_an_edited_json_view_of_another_type_is_named(tmp_path):
     """The Columns tag of the JSON writer's view guards its types."""
-    rel = "40_trace/57_trace_events_parted.sql"
+    rel = "40_trace/54_parts/60_trace_events_parted.sql"
     sql = _override(tmp_path, rel)
     path = sql / rel
     path.write_text(

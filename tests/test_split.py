@@ -100,6 +100,42 @@ def test_a_trace_over_the_limit_is_written_in_parts_that_each_open(whole, split,
     assert rows == summary(whole)["Parquet rows"]
 
 
+def test_the_write_is_the_size_estimate(whole, split, tmp_path):
+    """trace_parts holds what the writer measured: a part's file is its
+    json_bytes less the flows across two parts it drops; no part is emptier
+    than it must be (its next bucket would have taken it past the limit);
+    a trace under the limit is measured to the byte."""
+    con = duckdb.connect(str(split.workspace.database), read_only=True)
+    try:
+        parts = con.execute("SELECT part, json_bytes FROM trace_parts ORDER BY part").fetchall()
+        first_buckets = con.execute(
+            "SELECT part, min(size_bucket) FROM trace_events_parted WHERE part IS NOT NULL "
+            "GROUP BY part ORDER BY part"
+        ).fetchall()
+        bucket_bytes = dict(
+            con.execute("SELECT size_bucket, bytes FROM trace_json_sizes").fetchall()
+        )
+    finally:
+        con.close()
+    files = split.workspace.json_parts
+    assert [k for k, _ in parts] == list(range(1, len(files) + 1))
+    for (k, measured), part in zip(parts, files, strict=True):
+        with gzip.open(part, "rb") as f:
+            written = len(f.read())
+        assert written <= measured <= LIMIT, part.name
+        assert measured - written < 0.01 * measured, part.name  # only dropped flows
+    for (k, measured), (k_next, first) in zip(parts, first_buckets[1:], strict=False):
+        assert measured + bucket_bytes[first] > LIMIT, (k, k_next)
+    whole_con = convert(RODINIA, Options(output_dir=tmp_path / "w"))
+    con = duckdb.connect(str(whole_con.workspace.database), read_only=True)
+    try:
+        ((one, measured),) = con.execute("SELECT part, json_bytes FROM trace_parts").fetchall()
+    finally:
+        con.close()
+    with gzip.open(whole_con.workspace.json_gz, "rb") as f:
+        assert one == 1 and len(f.read()) == measured
+
+
 def test_parts_share_tracks_names_and_time_base(split):
     metas = []
     for part in split.workspace.json_parts:

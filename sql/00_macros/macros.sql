@@ -199,6 +199,6 @@ CREATE OR REPLACE MACRO nsys_gpu_row_skip_reason(start_ns, end_ns, device_id) AS
 -- The part of a split JSON trace that holds an event whose slice starts at
 -- ts (UTC-epoch ns, not NULL): 1 + the number of part starts at or before
 -- ts. starts: trace_part_starts.starts (start_ns of parts 2..N, in order;
--- [] for one part). Contract: traces that open (40_trace/54_trace_parts.sql).
+-- [] for one part). Contract: traces that open (40_trace/54_parts/30_trace_parts.sql).
 CREATE OR REPLACE MACRO trace_part_of(starts, ts) AS
     1 + len(list_filter(starts, lambda s: s <= ts));

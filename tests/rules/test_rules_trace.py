@@ -1,6 +1,7 @@
 """Rules of the trace's time base, selection and parts (sql/40_trace:
-trace_base, trace_selection, trace_kept_pids, trace_window, trace_parts,
-trace_part_starts, trace_events_parted, trace_notes): output-contract.md,
+trace_base, trace_selection, trace_kept_pids, trace_window, trace_size_grid,
+trace_json_sizes, trace_parts, trace_part_starts, trace_events_parted,
+trace_notes): output-contract.md,
 Time (base_ns, [0, 2^42) us) and the headers' --window/--devices and
 --max-json-size rules."""
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 import pytest
 import sql_rules
 
+from nsys_duck import writers
 from nsys_duck.errors import InputError
 
 S = 1_000_000_000  # ns per second
@@ -139,34 +141,54 @@ def test_no_trace_window_row_without_window():
     assert out == []
 
 
-# --- trace_parts, trace_part_starts, trace_events_parted ---------------------------
+# --- trace_size_grid, trace_json_sizes, trace_parts, trace_part_starts, -----------
+# --- trace_events_parted ---------------------------------------------------------
+
+
+def x_events(sizes):
+    """X events 1 us apart, the i-th ``sizes[i]`` bytes with its separator."""
+    return [
+        {"event_json": "x" * (n - 2), "part_ns": i * 1000, "part_ns_other": i * 1000, "ph": "X"}
+        for i, n in enumerate(sizes)
+    ]
+
+
+def measured_trace(events, max_json_bytes):
+    """A DuckDB on which the parts' stages ran over ``events``
+    (trace_events_selected rows) and the JSON writer's measurement was saved
+    as the writer saves it (writers.SizeMeter over trace_events_parted, then
+    save_json_sizes): what the parts of the written trace are cut from."""
+    starts = sorted({e["part_ns"] for e in events if e["part_ns"] is not None})
+    con = sql_rules.run_view(
+        "trace_events_parted",
+        {
+            "trace_events_selected": events,
+            "int_slices": [{"slice_id": i, "start_ns": t} for i, t in enumerate(starts)],
+            "trace_selection": [{"window_start_ns": None, "window_end_ns": None}],
+        },
+        since="trace_size_grid",
+        options={"max_json_bytes": max_json_bytes},
+    )
+    grid = con.execute("SELECT buckets, max_json_bytes FROM trace_size_grid").fetchall()
+    (buckets, limit) = grid[0]
+    meter = writers.SizeMeter(buckets, limit)
+    batch = con.sql(
+        "SELECT size_bucket, event_json || ',\n' AS text FROM trace_events_parted"
+    ).to_arrow_table()
+    meter.add(batch.column("size_bucket").combine_chunks(), batch.column("text").combine_chunks())
+    writers.save_json_sizes(con, meter)
+    return con
 
 
 def parted(n_events, event_bytes, max_json_bytes, meta=0):
     """trace_parts and the events placed in them for ``n_events`` X events
     1 us apart, of ``event_bytes`` bytes each (or the i-th of a list)."""
     sizes = event_bytes if isinstance(event_bytes, list) else [event_bytes] * n_events
-    events = [
-        {
-            "event_json": "x" * (sizes[i] - 2),
-            "part_ns": i * 1000,
-            "part_ns_other": i * 1000,
-            "ph": "X",
-        }
-        for i in range(n_events)
-    ]
+    events = x_events(sizes)
     events += [{"event_json": "m" * 8, "part_ns": None, "ph": "M"} for _ in range(meta)]
-    con = sql_rules.run_view(
-        "trace_events_parted",
-        {
-            "trace_events_selected": events,
-            "int_slices_on_tracks": [{"slice_id": i} for i in range(n_events)],
-        },
-        since="trace_parts",
-        options={"max_json_bytes": max_json_bytes},
-    )
+    con = measured_trace(events, max_json_bytes)
     try:
-        parts = sql_rules.rows(con, "trace_parts", "part, start_ns, end_ns, est_json_bytes")
+        parts = sql_rules.rows(con, "trace_parts", "part, start_ns, end_ns, json_bytes")
         starts = con.execute("SELECT starts FROM trace_part_starts").fetchone()[0]
         located = sql_rules.rows(
             con,
@@ -175,8 +197,17 @@ def parted(n_events, event_bytes, max_json_bytes, meta=0):
         meta_rows = con.execute(
             "SELECT count(*) FROM trace_events_parted WHERE part IS NULL"
         ).fetchone()[0]
+        written = dict(
+            con.execute(
+                "SELECT part, sum(strlen(event_json) + 2) FROM trace_events_parted "
+                "WHERE part IS NOT NULL GROUP BY part"
+            ).fetchall()
+        )
     finally:
         con.close()
+    # what each part's file holds: its events and every metadata event
+    for k, n in written.items():
+        assert [p[3] for p in parts if p[0] == k] == [n + meta * 10] or len(parts) == 1
     return parts, starts, located, meta_rows
 
 
@@ -185,6 +216,23 @@ def test_one_part_when_it_fits():
     assert parts == [(1, None, None, 1000)]
     assert starts == []
     assert located == [(1, 10)]
+
+
+def test_no_measurement_is_one_part():
+    # before the JSON is written, or when no JSON is (--format pftrace)
+    con = sql_rules.run_view(
+        "trace_parts",
+        {
+            "int_slices": [{"slice_id": 1, "start_ns": 0}],
+            "trace_selection": [{"window_start_ns": None, "window_end_ns": None}],
+        },
+        since="trace_size_grid",
+        options={"max_json_bytes": 1},
+    )
+    try:
+        assert sql_rules.rows(con, "trace_parts", "*") == [(1, None, None, None)]
+    finally:
+        con.close()
 
 
 def test_a_trace_past_the_limit_is_split_in_time_order():
@@ -197,42 +245,51 @@ def test_a_trace_past_the_limit_is_split_in_time_order():
     assert parts[0][1] is None and parts[-1][2] is None
     assert [p[2] for p in parts[:-1]] == [p[1] for p in parts[1:]]
     assert starts == [p[1] for p in parts[1:]] and starts == sorted(starts)
-    # every part's estimate under the limit; metadata (2 rows) in every part
-    assert all(p[3] <= 5_000 for p in parts)
+    # every part's measured size under the limit, and full: the next
+    # event would not have fit; metadata (2 rows) in every part
+    assert all(5_000 - 100 < p[3] <= 5_000 for p in parts[:-1])
     assert sum(c for _, c in located) == 200
     assert meta_rows == 2
 
 
-def test_no_part_is_estimated_past_the_limit_with_coarse_buckets():
-    # buckets of 20% of the limit: a part closes before the bucket that
-    # would take it past FILL (85%) of it, never after
+def test_no_part_is_past_the_limit_with_coarse_buckets():
+    # events of 20% of the limit: a part closes before the bucket that
+    # would take it past the limit, never after
     parts, _, located, _ = parted(10, 100, 500, meta=2)
-    assert all(p[3] <= 500 * 0.85 for p in parts)
+    assert len(parts) > 1 and all(p[3] <= 500 for p in parts)
     assert sum(c for _, c in located) == 10
 
 
 def test_a_bucket_alone_above_the_limit_is_a_part_of_its_own():
     events = [100] * 3 + [2_000] + [100] * 3
     parts, _, located, _ = parted(len(events), events, 500)
-    assert any(p[3] > 500 for p in parts)  # the big one, alone
     big = [p for p in parts if p[3] > 500]
     assert len(big) == 1 and dict(located)[big[0][0]] == 1
-    assert all(p[3] <= 500 * 0.85 for p in parts if p is not big[0])
+    assert all(p[3] <= 500 for p in parts if p is not big[0])
+
+
+def test_part_bounds_are_bucket_starts():
+    # the first event of part k starts at or after start_ns, the last of
+    # part k-1 before it: an event's part agrees with its measured bucket
+    con = measured_trace(x_events([100] * 997), 5_000)
+    try:
+        wrong = con.execute(
+            "SELECT count(*) FROM trace_events_parted AS e, trace_parts AS p, trace_size_grid AS g "
+            "WHERE e.part = p.part AND e.size_bucket IS NOT NULL "
+            "AND p.start_ns IS NOT NULL AND e.size_bucket < "
+            "(p.start_ns - g.lo_ns) * g.buckets // (g.hi_ns - g.lo_ns)"
+        ).fetchone()[0]
+        n = con.execute("SELECT count(*) FROM trace_parts").fetchone()[0]
+    finally:
+        con.close()
+    assert n > 10 and wrong == 0
 
 
 def test_a_flow_across_parts_is_left_out():
-    events = [
-        {"event_json": "x" * 98, "part_ns": i * 1000, "part_ns_other": i * 1000, "ph": "X"}
-        for i in range(10)
-    ]
+    events = x_events([100] * 10)
     events.append({"event_json": "flow", "part_ns": 0, "part_ns_other": 9000, "ph": "s"})
     events.append({"event_json": "flow-in", "part_ns": 0, "part_ns_other": 0, "ph": "s"})
-    con = sql_rules.run_view(
-        "trace_events_parted",
-        {"trace_events_selected": events, "int_slices_on_tracks": [{"slice_id": 1}]},
-        since="trace_parts",
-        options={"max_json_bytes": 500},
-    )
+    con = measured_trace(events, 500)
     try:
         kept = {r[0] for r in con.execute("SELECT event_json FROM trace_events_parted").fetchall()}
     finally:
