@@ -119,7 +119,7 @@ def test_the_write_is_the_size_estimate(whole, split, tmp_path):
         con.close()
     files = split.workspace.json_parts
     assert [k for k, _ in parts] == list(range(1, len(files) + 1))
-    for (k, measured), part in zip(parts, files, strict=True):
+    for (_, measured), part in zip(parts, files, strict=True):
         with gzip.open(part, "rb") as f:
             written = len(f.read())
         assert written <= measured <= LIMIT, part.name
