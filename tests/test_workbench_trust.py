@@ -259,6 +259,46 @@ def test_sql_table_piped_shows_every_row_and_column(converted_cufcm):
     assert "rows" not in out.stdout.splitlines()[-1] or "shown" not in out.stdout
 
 
+def wait_until_open(proc: subprocess.Popen, path: Path, timeout: float = 120) -> None:
+    """Wait until ``proc`` holds ``path`` open (its imports are done and its
+    work has begun: a fixed sleep lost that race on a loaded machine, and a
+    Ctrl-C during Python's imports is another test's), then 1 s more."""
+    want = os.path.realpath(path)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "the command ended before Ctrl-C"
+        try:
+            fds = os.listdir(f"/proc/{proc.pid}/fd")
+            held = {os.path.realpath(f"/proc/{proc.pid}/fd/{fd}") for fd in fds}
+        except OSError:  # an fd closed while listed
+            held = set()
+        if want in held:
+            time.sleep(1)
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the command never opened {path} within {timeout} s")
+
+
+def test_ctrl_c_while_the_cli_loads_is_one_line():
+    """The console script's entry (nsys_duck.entry): a Ctrl-C during the
+    CLI's imports (here raised by an import hook, deterministically) ends
+    with the one line and 130, not a traceback."""
+    code = (
+        "import sys\n"
+        "class Stop:\n"
+        "    @staticmethod\n"
+        "    def find_spec(name, path=None, target=None):\n"
+        "        if name == 'nsys_duck.cli':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, Stop)\n"
+        "from nsys_duck.entry import main\n"
+        "main()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 130, out.stderr
+    assert out.stderr.strip() == "nsys-duck: interrupted"
+
+
 def test_sql_ctrl_c_stops_the_query(converted_cufcm):
     """timeout -s INT used to never stop; DuckDB may ignore SIGINT itself."""
     tmp = converted_cufcm
@@ -278,7 +318,7 @@ def test_sql_ctrl_c_stops_the_query(converted_cufcm):
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(3)
+    wait_until_open(proc, tmp / "ws" / "cufcm_memset" / "cufcm_memset.duckdb")
     t0 = time.monotonic()
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=30)
@@ -374,7 +414,7 @@ def test_validate_ctrl_c_exits_130(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(3)
+    wait_until_open(proc, trace)
     assert proc.poll() is None, "validate finished before Ctrl-C"
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=60)
