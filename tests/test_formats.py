@@ -23,7 +23,7 @@ from nsys_duck.summary import print_summary, trace_path
 EXAMPLE = REPO / "examples" / "raiderstream_tiny" / "parquet"
 
 
-def _write_slice_list(con, tmps):
+def _write_slice_list(con, ws, tmps, say):
     """A text file of one slice per line (name, start ns, duration ns), in trace order."""
     (tmp,) = tmps
     query = "SELECT name, start_ns, dur_ns FROM trace_slices ORDER BY start_ns, name"
