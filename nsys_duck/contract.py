@@ -18,7 +18,8 @@ tag a line (docs/sql.md, "Header tags"):
     (:func:`query`): ``slices`` (a run without any stops), ``time-base``,
     ``json-parts``, ``json-size-grid`` and ``json-sizes`` (the grid the JSON
     writer measures its bytes in, and the table it puts them in),
-    ``kineto-ranks``, ``notes``, ``window``,
+    ``json-bucket-parts`` (the part of each bucket, by which the writer
+    routes the rows it kept), ``kineto-ranks``, ``notes``, ``window``,
     ``export-info``, ``columns-not-in-schema``, ``skipped-rows`` and
     ``merge-reports``.
 ``-- Columns: NAME TYPE, ...``

@@ -15,6 +15,7 @@ and ``NAME.duckdb`` are not trace formats: every run writes them.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ import duckdb
 
 from . import contract, writers
 from .errors import NsysDuckError
+from .json_spool import Spool
 from .pftrace import write_pftrace
 from .workspace import PFTRACE_SUFFIX, Workspace
 
@@ -83,33 +85,54 @@ def _write_json(con: duckdb.DuckDBPyConnection, ws: Workspace, tmps: list[Path],
     """The JSON trace: written as one file while measuring it
     (``trace_json_sizes``: the write is the size estimate); past
     ``--max-json-size`` that file is dropped (compression stopped where it
-    passed the limit) and the trace written again in the parts
-    ``trace_parts`` cuts from the measurement. Raises NsysDuckError when a
-    trace measured under the limit is cut in parts (a bug in the SQL
-    stages)."""
+    passed the limit, the rest of the rows kept in a spool beside it) and
+    the rows, formatted once, are written again in the parts
+    ``trace_parts`` cuts from the measurement (``trace_bucket_parts``).
+    Raises NsysDuckError when a trace measured under the limit is cut in
+    parts (a bug in the SQL stages)."""
     (tmp,) = tmps
     grid = contract.query("json-size-grid", "buckets, max_json_bytes")
     meter = writers.SizeMeter(*con.execute(grid).fetchall()[0])
-    stats_of = writers.write_trace_json(con, [tmp], meter=meter)
-    writers.save_json_sizes(con, meter)
-    parts = [p for (p,) in con.execute(contract.query("json-parts", "part")).fetchall()]
-    if stats_of is not None and len(parts) > 1:
+    spool = Spool(tmp, tmp.with_name(tmp.name + ".spool"), len(writers.JSON_HEADER))
+    try:
+        written = writers.write_trace_json(con, [tmp], meter=meter, spool=spool)
+        writers.save_json_sizes(con, meter)
+        parts = [p for (p,) in con.execute(contract.query("json-parts", "part")).fetchall()]
+        if isinstance(written, list):
+            return _json_rows([(ws.json_gz, tmp)], written, meter, parts)
+        if len(parts) == 1:  # over the limit, but one bucket holds it all
+            files = [(ws.json_gz, tmp)]
+            targets = [tmp.with_name(tmp.name + ".whole")]  # tmp is being read
+        else:
+            files = [(ws.json_part(p), writers.temp_path(ws.json_part(p))) for p in parts]
+            targets = [t for _, t in files]
+            say(f"writing the JSON trace in {len(parts)} parts (over --max-json-size)")
+        query = contract.query("json-bucket-parts", "part")
+        bucket_part = [p for (p,) in con.execute(query).fetchall()]
+        try:
+            stats_of = writers.write_spooled_parts(spool, targets, bucket_part)
+        except BaseException:
+            writers.discard(targets)
+            raise
+        if len(parts) == 1:
+            os.replace(targets[0], tmp)
+        else:
+            writers.discard([tmp])
+        return _json_rows(files, stats_of, meter, parts)
+    finally:
+        spool.close()
+        writers.discard([spool.ipc_path])
+
+
+def _json_rows(files, stats_of, meter: writers.SizeMeter, parts: list[int]) -> Wrote:
+    """The summary rows of the JSON trace written as ``files`` ((final,
+    temporary) per part), its files checked against ``stats_of``."""
+    if len(files) == 1 and len(parts) > 1:
         raise NsysDuckError(
             f"the JSON trace measured {meter.total} bytes, under the limit of {meter.limit}, "
             f"but {contract.view_with_role('json-parts').view} cut {len(parts)} parts "
             "(a bug in the SQL stages)"
         )
-    files = [(ws.json_gz, tmp)]
-    if stats_of is None:  # over the limit (one part still when one bucket holds it all)
-        writers.discard([tmp])
-        if len(parts) > 1:
-            files = [(ws.json_part(p), writers.temp_path(ws.json_part(p))) for p in parts]
-            say(f"writing the JSON trace in {len(parts)} parts (over --max-json-size)")
-        try:
-            stats_of = writers.write_trace_json(con, [t for _, t in files])
-        except BaseException:
-            writers.discard([t for _, t in files])
-            raise
     for (_, t), stats in zip(files, stats_of, strict=True):
         writers.check_gzip_trailer(t, stats)
     rows: list[tuple[str, object]] = [

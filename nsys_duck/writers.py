@@ -24,11 +24,13 @@ from isal import igzip_threaded, isal_zlib
 from . import contract
 from .compat import arrow_reader
 from .errors import NsysDuckError
+from .json_spool import Spool
 
 # Rows per Arrow batch from DuckDB. Rows can be long (a kernel's args or
 # NVTX path may list thousands of range names), so batches stay small.
 JSON_BATCH_ROWS = 16_384
 PARQUET_BATCH_ROWS = 32_768  # also the Parquet row group size
+JSON_HEADER = b"[\n"  # what opens every file of the JSON trace (an array)
 
 KERNEL_DEPENDENCIES_SCHEMA = pa.schema(
     [
@@ -164,7 +166,7 @@ class _PartStream:
     (a Kineto rank's ``traceEvents`` may be empty), else it is an error."""
 
     def __init__(
-        self, out, header: bytes = b"[\n", footer: bytes = b"\n]", empty_ok: bool = False
+        self, out, header: bytes = JSON_HEADER, footer: bytes = b"\n]", empty_ok: bool = False
     ) -> None:
         self.out = out
         self.size = 0
@@ -188,6 +190,13 @@ class _PartStream:
         self.pending = _concat(arr)
         self.events += len(arr)
 
+    def flush(self) -> None:
+        """Write the held-back buffer now (the stream takes no more rows:
+        a one-part attempt stopped at the size limit)."""
+        if self.pending is not None:
+            self.emit(self.pending)
+            self.pending = None
+
     def close(self) -> JsonStats:
         if self.pending is None and not self.empty_ok:
             raise NsysDuckError("no trace events to write")
@@ -201,9 +210,10 @@ def write_trace_json(
     paths: list[Path],
     *,
     meter: SizeMeter | None = None,
+    spool: Spool | None = None,
     threads: int = 2,
     compresslevel: int = 1,
-) -> list[JsonStats] | None:
+) -> list[JsonStats] | Spool | None:
     """Stream the JSON trace's view (role ``json-trace``:
     ``trace_events_parted``) into ``paths[k]``, the file of part k + 1
     (``trace_parts``; one path: the whole trace), each one gzip member
@@ -219,52 +229,101 @@ def write_trace_json(
 
     ``meter`` (one path only): every row's bytes are counted into it as
     they are written; once it is :attr:`SizeMeter.over` the limit, the file
-    is no longer written (the rest is only measured) and None is returned:
-    the trace is to be written in the parts ``trace_parts`` cuts from the
-    measurement.
+    is no longer written: the rest is only measured, and kept in ``spool``
+    when one is given (:mod:`json_spool`, with the buckets of the rows
+    written), which is returned, so that :func:`write_spooled_parts` writes
+    the parts ``trace_parts`` cuts from the measurement without formatting
+    the trace again; without ``spool``, None is returned.
 
     Returns: per path, event count, uncompressed size in bytes and CRC-32
-    (for :func:`check_gzip_trailer`); None when ``meter`` stopped the write.
+    (for :func:`check_gzip_trailer`); ``spool`` or None when ``meter``
+    stopped the write.
 
     Raises:
         NsysDuckError: a row without event text (NULL: a bug in the SQL
             stages), a part number outside 1..len(paths), or a part with
             no events.
     """
-    n = len(paths)
-    if meter is not None and n != 1:
+    if meter is not None and len(paths) != 1:
         raise ValueError("a size meter measures a trace written as one file")
-    per_file = max(1, threads // n)
     with ExitStack() as stack:
-        parts = [
-            _PartStream(
-                stack.enter_context(
-                    igzip_threaded.open(p, "wb", compresslevel=compresslevel, threads=per_file)
-                )
-            )
-            for p in paths
-        ]
+        parts = _open_parts(stack, paths, threads, compresslevel)
         if meter is not None:
             meter.add_metadata(parts[0].size)  # the header written
         view = contract.view_with_role("json-trace").view
-        select = "part, size_bucket, event_json || ',\n'"
+        select = "part, size_bucket, size_bucket_other, event_json || ',\n'"
         for query in contract.writer_queries("json-trace", select):
-            for part, bucket, text in _part_batches(con, query):
-                if text.null_count:
-                    # a NULL row would vanish from the buffer and break the
-                    # array: refuse rather than write a damaged trace
-                    raise NsysDuckError(
-                        f"{text.null_count} rows of {view} have no event "
-                        "text (NULL event_json: a bug in the SQL stages)"
-                    )
+            for part, bucket, other, text in _part_batches(con, query):
+                _refuse_nulls(text, view)
                 if meter is not None:
                     meter.add(bucket, text)
-                    if meter.over:
-                        continue  # measured only: the trace is written in parts
+                    if meter.over:  # measured (and spooled) only: written in parts
+                        if spool is not None:
+                            parts[0].flush()
+                            spool.spill(bucket, other, text)
+                        continue
+                    if spool is not None:
+                        spool.written(bucket, other)
                 _route(parts, part, text, view)
         if meter is not None and meter.over:
-            return None
+            if spool is not None:
+                spool.close()
+            return spool
         return [stream.close() for stream in parts]
+
+
+def write_spooled_parts(
+    spool: Spool,
+    paths: list[Path],
+    bucket_part: np.ndarray,
+    *,
+    threads: int = 2,
+    compresslevel: int = 1,
+) -> list[JsonStats]:
+    """Write the rows ``spool`` kept of a one-part attempt into the files
+    of the parts (``paths[k]``: part k + 1), each row to the part of its
+    bucket (``bucket_part[b]``: the part of bucket b, from the view with
+    role ``json-bucket-parts``), metadata to every part, and a flow only
+    when both its slices' buckets are in one part: the rows, order and
+    drops of writing ``trace_events_parted`` by its ``part`` column.
+
+    Returns per path what :func:`write_trace_json` returns. Raises
+    NsysDuckError when the rows do not read back (:meth:`Spool.batches`), a
+    bucket has no part, or a part has no events."""
+    # index bucket + 1 (json_spool.NO_BUCKET, metadata: 0, no part)
+    lookup = np.concatenate([[0], np.asarray(bucket_part, np.int32)])
+    view = contract.view_with_role("json-bucket-parts").view
+    with ExitStack() as stack:
+        parts = _open_parts(stack, paths, threads, compresslevel)
+        for bucket, other, text in spool.batches():
+            part, part_other = lookup[bucket + 1], lookup[other + 1]
+            keep = part == part_other
+            if not keep.all():
+                part, text = part[keep], text.filter(pa.array(keep))
+            _route(parts, pa.array(part, mask=part == 0), text, view)
+        return [stream.close() for stream in parts]
+
+
+def _open_parts(stack: ExitStack, paths: list[Path], threads: int, level: int) -> list[_PartStream]:
+    """A JSON part stream per path, gzip-compressed by ISA-L (``threads``
+    threads in all), closed with ``stack``."""
+    per_file = max(1, threads // len(paths))
+    return [
+        _PartStream(
+            stack.enter_context(igzip_threaded.open(p, "wb", compresslevel=level, threads=per_file))
+        )
+        for p in paths
+    ]
+
+
+def _refuse_nulls(text: pa.Array, view: str) -> None:
+    """A NULL row would vanish from the buffer and break the array: refuse
+    rather than write a damaged trace."""
+    if text.null_count:
+        raise NsysDuckError(
+            f"{text.null_count} rows of {view} have no event "
+            "text (NULL event_json: a bug in the SQL stages)"
+        )
 
 
 def _route(parts: list[_PartStream], part: pa.Array, text: pa.Array, view: str) -> None:

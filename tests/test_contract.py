@@ -68,6 +68,7 @@ ORCHESTRATION_ROLES = (
     "slices",
     "time-base",
     "json-parts",
+    "json-bucket-parts",
     "kineto-ranks",
     "notes",
     "window",

@@ -17,6 +17,7 @@ import perfetto_import
 from nsys_duck.cli import main
 from nsys_duck.convert import Options, convert
 from nsys_duck.errors import NsysDuckError
+from nsys_duck.workspace import Workspace
 from tests.paths import NEWER, REPORTS
 
 RODINIA = REPORTS / "rodinia_gaussian_8k_kernels" / "parquet"
@@ -134,6 +135,77 @@ def test_the_write_is_the_size_estimate(whole, split, tmp_path):
         con.close()
     with gzip.open(whole_con.workspace.json_gz, "rb") as f:
         assert one == 1 and len(f.read()) == measured
+
+
+def lines_of(path: Path) -> list[bytes]:
+    """A JSON trace file's rows without their separator, sorted (rows
+    without an ordering key come out of DuckDB in any order at threads > 1,
+    and the last one has no comma)."""
+    with gzip.open(path, "rb") as f:
+        return sorted(line.removesuffix(b",") for line in f.read().splitlines())
+
+
+def test_a_split_trace_is_formatted_once(split, tmp_path, monkeypatch):
+    """Over the limit, the rows of the one-part attempt are routed to the
+    parts (trace_bucket_parts), not formatted again: the writer runs the
+    JSON trace's queries once, and each part holds the rows writing
+    trace_events_parted by its part column gives, spooled files removed."""
+    from nsys_duck import contract, writers
+
+    runs = []
+    queries = contract.writer_queries
+
+    def counted(role, select, *files):
+        runs.append(role)
+        return queries(role, select, *files)
+
+    monkeypatch.setattr(contract, "writer_queries", counted)
+    again = convert(RODINIA, Options(output_dir=tmp_path / "r", max_json_bytes=LIMIT))
+    monkeypatch.undo()
+    assert runs.count("json-trace") == 1, runs
+    parts = again.workspace.json_parts
+    assert len(parts) == len(split.workspace.json_parts) >= 3
+    assert sorted(p.name for p in again.workspace.dir.iterdir() if p.name.startswith(".")) == [
+        ".nsys-duck.lock"
+    ]
+    con = duckdb.connect(str(again.workspace.database), read_only=True)
+    try:
+        by_part = [tmp_path / f"p{k}.json.gz" for k in range(1, len(parts) + 1)]
+        writers.write_trace_json(con, by_part)
+    finally:
+        con.close()
+    for spooled, direct in zip(parts, by_part, strict=True):
+        assert lines_of(spooled) == lines_of(direct), spooled.name
+
+
+def test_a_trace_over_the_limit_in_one_bucket_is_one_file(split, tmp_path):
+    """A trace past the limit whose events all fall in one time bucket
+    cannot be cut: it is written whole, as one file, from the spool (the
+    grid of a real conversion's database narrowed to one bucket)."""
+    import shutil
+
+    from nsys_duck import formats, writers
+
+    db = tmp_path / "one.duckdb"
+    shutil.copy(split.workspace.database, db)
+    con = duckdb.connect(str(db))
+    try:
+        con.execute("UPDATE trace_size_grid SET buckets = 1")
+        con.execute("DELETE FROM trace_json_sizes")
+        ws = Workspace(dir=tmp_path, name="one")
+        tmp = writers.temp_path(ws.json_gz)
+        said = []
+        wrote = formats.PERFETTO.write(con, ws, [tmp], said.append)
+        assert con.execute("SELECT count(*) FROM trace_parts").fetchall() == [(1,)]
+        direct = tmp_path / "direct.json.gz"
+        (stats,) = writers.write_trace_json(con, [direct])
+    finally:
+        con.close()
+    assert wrote.instead == () and said == []
+    assert dict(wrote.rows)["JSON events"] == stats.events
+    assert stats.bytes_uncompressed > LIMIT  # over the limit, yet one file
+    assert lines_of(tmp) == lines_of(direct)
+    assert {p.name for p in tmp_path.iterdir()} == {"direct.json.gz", "one.duckdb", tmp.name}
 
 
 def test_parts_share_tracks_names_and_time_base(split):

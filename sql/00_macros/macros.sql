@@ -202,3 +202,14 @@ CREATE OR REPLACE MACRO nsys_gpu_row_skip_reason(start_ns, end_ns, device_id) AS
 -- [] for one part). Contract: traces that open (40_trace/54_parts/30_trace_parts.sql).
 CREATE OR REPLACE MACRO trace_part_of(starts, ts) AS
     1 + len(list_filter(starts, lambda s: s <= ts));
+
+-- The time bucket of trace_size_grid (lo_ns, hi_ns, buckets) that ns
+-- falls in: (ns - lo_ns) * buckets // (hi_ns - lo_ns), clamped to
+-- 0..buckets-1 (integer math: exact, so a bucket's first ns is
+-- lo_ns + ceil(k * (hi_ns - lo_ns) / buckets)); NULL for NULL ns (the CASE:
+-- greatest and least skip NULLs). Contract: traces that open
+-- (40_trace/54_parts/10_trace_size_grid.sql).
+CREATE OR REPLACE MACRO trace_size_bucket(lo_ns, hi_ns, buckets, ns) AS
+    CASE WHEN ns IS NOT NULL THEN CAST(least(greatest(
+        (ns - lo_ns) * buckets // (hi_ns - lo_ns), 0), buckets - 1) AS INTEGER)
+    END;

@@ -230,7 +230,7 @@ def test_no_measurement_is_one_part():
         options={"max_json_bytes": 1},
     )
     try:
-        assert sql_rules.rows(con, "trace_parts", "*") == [(1, None, None, None)]
+        assert sql_rules.rows(con, "trace_parts", "*") == [(1, None, None, None, 0)]
     finally:
         con.close()
 
@@ -283,6 +283,34 @@ def test_part_bounds_are_bucket_starts():
     finally:
         con.close()
     assert n > 10 and wrong == 0
+
+
+def test_each_bucket_goes_to_the_part_of_its_events():
+    # trace_bucket_parts routes a spooled row by its bucket (json_spool):
+    # every event's part is that of its size_bucket, and of its
+    # size_bucket_other for the flows the split keeps; a bucket before the
+    # first event still has a part
+    events = x_events([100] * 997)
+    events.append({"event_json": "flow", "part_ns": 0, "part_ns_other": 996_000, "ph": "s"})
+    con = measured_trace(events, 5_000)
+    try:
+        wrong = con.execute(
+            "SELECT count(*) FROM trace_events_parted AS e "
+            "JOIN trace_bucket_parts AS b ON b.size_bucket = e.size_bucket "
+            "JOIN trace_bucket_parts AS o ON o.size_bucket = e.size_bucket_other "
+            "WHERE b.part <> e.part OR o.part <> e.part"
+        ).fetchone()[0]
+        routed = con.execute(
+            "SELECT count(*) FROM trace_events_parted WHERE size_bucket IS NOT NULL"
+        ).fetchone()[0]
+        buckets = sql_rules.rows(
+            con, "SELECT count(*), min(part), max(part) FROM trace_bucket_parts"
+        )
+        n = con.execute("SELECT count(*) FROM trace_parts").fetchone()[0]
+    finally:
+        con.close()
+    assert n > 10 and wrong == 0 and routed == 997  # the flow across parts is left out
+    assert buckets == [(1000, 1, n)]
 
 
 def test_a_flow_across_parts_is_left_out():

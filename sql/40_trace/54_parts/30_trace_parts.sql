@@ -67,7 +67,7 @@ parts AS (
 bounds AS (
     -- a part starts where its first bucket starts: the first ns whose
     -- bucket (trace_events_parted.size_bucket) is first_bucket
-    SELECT p.part, p.bytes,
+    SELECT p.part, p.bytes, p.first_bucket,
         CASE WHEN p.part > 1 THEN g.lo_ns + (p.first_bucket * (g.hi_ns - g.lo_ns)
             + g.buckets - 1) // g.buckets END AS start_ns
     FROM parts AS p, trace_size_grid AS g
@@ -76,11 +76,13 @@ SELECT
     CAST(b.part AS INTEGER) AS part,
     CAST(b.start_ns AS BIGINT) AS start_ns,
     CAST(lead(b.start_ns) OVER (ORDER BY b.part) AS BIGINT) AS end_ns,
-    CAST(b.bytes + meta.bytes AS BIGINT) AS json_bytes
+    CAST(b.bytes + meta.bytes AS BIGINT) AS json_bytes,
+    CAST(CASE WHEN b.part > 1 THEN b.first_bucket ELSE 0 END AS INTEGER)
+        AS first_bucket
 FROM bounds AS b, meta
 UNION ALL
 SELECT 1, NULL, NULL,
-    CASE WHEN total.measured > 0 THEN CAST(total.bytes AS BIGINT) END
+    CASE WHEN total.measured > 0 THEN CAST(total.bytes AS BIGINT) END, 0
 FROM total, split
 WHERE NOT split.is_split
 ORDER BY part;
@@ -89,4 +91,5 @@ COMMENT ON VIEW trace_parts IS 'The consecutive time windows the JSON trace is w
 COMMENT ON COLUMN trace_parts.part IS 'Part number, 1..N in time order (NAME.part-001.perfetto.json.gz, ...).';
 COMMENT ON COLUMN trace_parts.start_ns IS 'First slice start of the part, UTC-epoch ns; NULL: open (part 1).';
 COMMENT ON COLUMN trace_parts.end_ns IS 'Slice starts of the part are before this, UTC-epoch ns; NULL: open (last part).';
+COMMENT ON COLUMN trace_parts.first_bucket IS 'The part''s first time bucket of trace_size_grid (0 for part 1): it holds the events of buckets first_bucket up to the next part''s.';
 COMMENT ON COLUMN trace_parts.json_bytes IS 'Uncompressed JSON bytes of the part''s events and of the metadata it repeats, as the writer measured them (a split file drops the flows across parts); NULL before the JSON is written.';

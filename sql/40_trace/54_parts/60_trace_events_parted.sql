@@ -9,12 +9,16 @@
 -- is kept only when both its slices start in one part (part_ns and
 -- part_ns_other), the others are counted by trace_split_summary; no event
 -- text is changed. One part: every selected event, part 1. size_bucket:
--- the event's time bucket of trace_size_grid, (part_ns - lo_ns) * buckets
--- // (hi_ns - lo_ns) clamped to 0..buckets-1 (integer: exact, so part k
--- starts at the first ns of its first bucket), NULL for metadata; the
--- writer adds each row's bytes to its bucket (trace_json_sizes).
+-- the event's time bucket of trace_size_grid (trace_size_bucket of
+-- part_ns: integer, so part k starts at the first ns of its first bucket),
+-- NULL for metadata; the writer adds each row's bytes to its bucket
+-- (trace_json_sizes). size_bucket_other: that of part_ns_other (a flow's
+-- other slice; otherwise size_bucket), so a writer that kept the rows of
+-- a one-part attempt can route them to parts by bucket
+-- (trace_bucket_parts) with the same drops as part and part_other.
 -- Role: json-trace, writer-input
--- Columns: part INTEGER, size_bucket INTEGER, event_json VARCHAR, ph VARCHAR,
+-- Columns: part INTEGER, size_bucket INTEGER, size_bucket_other INTEGER,
+--   event_json VARCHAR, ph VARCHAR,
 --   is_stacked BOOLEAN,
 --   order_tid BIGINT, order_ns BIGINT, order_phase INTEGER, order_span BIGINT,
 --   order_seq BIGINT
@@ -43,19 +47,21 @@ WITH located AS (
             THEN trace_part_of(b.starts, e.part_ns) END AS part,
         CASE WHEN e.part_ns IS NOT NULL
             THEN trace_part_of(b.starts, e.part_ns_other) END AS part_other,
-        -- (greatest and least skip NULLs: metadata is kept NULL here)
-        CASE WHEN e.part_ns IS NOT NULL THEN CAST(least(greatest(
-            (e.part_ns - g.lo_ns) * g.buckets // (g.hi_ns - g.lo_ns), 0),
-            g.buckets - 1) AS INTEGER) END AS size_bucket
+        trace_size_bucket(g.lo_ns, g.hi_ns, g.buckets, e.part_ns)
+            AS size_bucket,
+        trace_size_bucket(g.lo_ns, g.hi_ns, g.buckets, e.part_ns_other)
+            AS size_bucket_other
     FROM trace_events_selected AS e, trace_part_starts AS b, trace_size_grid AS g
 )
 SELECT
-    CAST(part AS INTEGER) AS part, size_bucket, event_json, ph, is_stacked,
+    CAST(part AS INTEGER) AS part, size_bucket, size_bucket_other, event_json,
+    ph, is_stacked,
     order_tid, order_ns, order_phase, order_span, order_seq
 FROM located
 WHERE part IS NOT DISTINCT FROM part_other;
 
 COMMENT ON VIEW trace_events_parted IS 'The events of the JSON trace (trace_events_selected) with the part of a split trace each is written in (NULL: metadata, in every part); flows across two parts are left out.';
 COMMENT ON COLUMN trace_events_parted.part IS 'Part number (trace_parts.part) whose window holds the start of the event''s slice; NULL for metadata (written in every part).';
+COMMENT ON COLUMN trace_events_parted.size_bucket_other IS 'Time bucket of the start of a flow''s other slice (otherwise size_bucket); NULL for metadata.';
 COMMENT ON COLUMN trace_events_parted.size_bucket IS 'Time bucket of trace_size_grid (0..buckets-1) of the start of the event''s slice, where the writer counts its bytes (trace_json_sizes); NULL for metadata.';
 COMMENT ON COLUMN trace_events_parted.ph IS 'The event''s Chrome Trace ph: the writer reads the unordered events one kind at a time (X slices, flows, the rest), so one query never holds the hash tables of every kind at once.';
