@@ -244,6 +244,22 @@ def test_trace_part_of(con, starts, ts, part):
     assert value(con, f"trace_part_of({starts}::BIGINT[], {ts})") == part
 
 
+@pytest.mark.parametrize(
+    "ns, bucket",
+    [
+        (1000, 0),  # lo_ns: the first bucket
+        (1009, 0),  # 10 ns a bucket (100 ns over 10 buckets)
+        (1010, 1),
+        (1099, 9),  # the last ns before hi_ns
+        (999, 0),  # before lo_ns (clamped)
+        (5000, 9),  # past hi_ns (clamped)
+        ("NULL", None),  # metadata: no bucket, not bucket 0
+    ],
+)
+def test_trace_size_bucket(con, ns, bucket):
+    assert value(con, f"trace_size_bucket(1000, 1100, 10, {ns}::BIGINT)") == bucket
+
+
 def test_every_macro_of_the_file_is_tested_here():
     """A new macro gets a rule test (this list names the ones above)."""
     tested = {
@@ -268,6 +284,7 @@ def test_every_macro_of_the_file_is_tested_here():
         "track_depth_levels",
         "nsys_gpu_row_skip_reason",
         "trace_part_of",
+        "trace_size_bucket",
     }
     made = {
         name
