@@ -5,9 +5,10 @@ over ``--max-json-size`` is written in parts without being formatted again
 The attempt writes its rows into its gzip file until the size meter passes
 the limit; :class:`Spool` remembers the size buckets of those rows
 (``trace_events_parted.size_bucket`` and ``size_bucket_other``), and keeps
-every later row, with its buckets, in an Arrow IPC file beside it
-(uncompressed: written and read back at memory speed, the page cache holds
-it). :meth:`Spool.batches` then gives every row again, in the order it was
+every later row, with its buckets, in an Arrow IPC file beside it,
+LZ4-compressed (abacus x16 at a 150 MB limit: 585 MB of rows kept in 74 MB,
+the rewrite in the same 1.0-1.1 s as uncompressed; zstd 29 MB but 1.6 s).
+:meth:`Spool.batches` then gives every row again, in the order it was
 formatted: the gzip file's rows (one per line: the SQL ends each event with
 ``,\\n`` and escapes newlines in its strings), then the spilled ones.
 
@@ -27,6 +28,7 @@ from isal import igzip
 
 from .errors import NsysDuckError
 
+COMPRESSION = "lz4"  # of the IPC file's buffers (see above)
 CHUNK_BYTES = 32 << 20  # decompressed bytes of the gzip file read at once
 NO_BUCKET = -1  # a metadata row's bucket (NULL in SQL)
 SCHEMA = pa.schema(
@@ -58,7 +60,8 @@ class Spool:
         """Keep rows past the limit (they are not in the gzip file)."""
         if self._writer is None:
             self._sink = pa.OSFile(str(self.ipc_path), "wb")
-            self._writer = pa.ipc.new_stream(self._sink, SCHEMA)
+            options = pa.ipc.IpcWriteOptions(compression=COMPRESSION)
+            self._writer = pa.ipc.new_stream(self._sink, SCHEMA, options=options)
         batch = pa.record_batch(
             [pa.array(_filled(bucket)), pa.array(_filled(other)), text.cast(pa.large_string())],
             schema=SCHEMA,

@@ -245,7 +245,7 @@ def test_trace_part_of(con, starts, ts, part):
 
 
 @pytest.mark.parametrize(
-    "ns, bucket",
+    ("ns", "bucket"),
     [
         (1000, 0),  # lo_ns: the first bucket
         (1009, 0),  # 10 ns a bucket (100 ns over 10 buckets)
