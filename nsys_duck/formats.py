@@ -24,7 +24,7 @@ import duckdb
 
 from . import contract, writers
 from .errors import NsysDuckError
-from .json_spool import Spool
+from .json_spool import Spool, SpoolMisread
 from .pftrace import write_pftrace
 from .workspace import PFTRACE_SUFFIX, Workspace
 
@@ -100,28 +100,42 @@ def _write_json(con: duckdb.DuckDBPyConnection, ws: Workspace, tmps: list[Path],
         parts = [p for (p,) in con.execute(contract.query("json-parts", "part")).fetchall()]
         if isinstance(written, list):
             return _json_rows([(ws.json_gz, tmp)], written, meter, parts)
-        if len(parts) == 1:  # over the limit, but one bucket holds it all
+        if len(parts) <= 1:  # over the limit, but one bucket (or the metadata) holds it all
             files = [(ws.json_gz, tmp)]
             targets = [tmp.with_name(tmp.name + ".whole")]  # tmp is being read
         else:
             files = [(ws.json_part(p), writers.temp_path(ws.json_part(p))) for p in parts]
             targets = [t for _, t in files]
             say(f"writing the JSON trace in {len(parts)} parts (over --max-json-size)")
-        query = contract.query("json-bucket-parts", "part")
-        bucket_part = [p for (p,) in con.execute(query).fetchall()]
-        try:
-            stats_of = writers.write_spooled_parts(spool, targets, bucket_part)
-        except BaseException:
-            writers.discard(targets)
-            raise
-        if len(parts) == 1:
+        stats_of = _rewrite(con, spool, targets)
+        if len(files) == 1:
             os.replace(targets[0], tmp)
         else:
             writers.discard([tmp])
         return _json_rows(files, stats_of, meter, parts)
     finally:
-        spool.close()
-        writers.discard([spool.ipc_path])
+        try:
+            spool.close()
+        finally:
+            writers.discard([spool.ipc_path])
+
+
+def _rewrite(con: duckdb.DuckDBPyConnection, spool: Spool, targets: list[Path]):
+    """Write the parts into ``targets`` from ``spool``, routed by bucket;
+    when its rows do not read back one a line (an edited stage's event text
+    with a raw newline: valid JSON, but not one row a line), by formatting
+    the trace again by its part column, as before the spool."""
+    query = contract.query("json-bucket-parts", "part")
+    bucket_part = [p for (p,) in con.execute(query).fetchall()]
+    try:
+        try:
+            return writers.write_spooled_parts(spool, targets, bucket_part)
+        except SpoolMisread:
+            writers.discard(targets)
+            return writers.write_trace_json(con, targets)
+    except BaseException:
+        writers.discard(targets)
+        raise
 
 
 def _json_rows(files, stats_of, meter: writers.SizeMeter, parts: list[int]) -> Wrote:

@@ -12,8 +12,9 @@ the rewrite in the same 1.0-1.1 s as uncompressed; zstd 29 MB but 1.6 s).
 formatted: the gzip file's rows (one per line: the SQL ends each event with
 ``,\\n`` and escapes newlines in its strings), then the spilled ones.
 
-Memory: the buckets of the rows in the gzip file (8 bytes a row, at most
-``--max-json-size`` of rows) and one batch at a time.
+Memory: the buckets of the rows in the gzip file (4 bytes a row, at most
+``--max-json-size`` of rows: 15 MB at the default 800 MB) and one batch at
+a time.
 """
 
 from __future__ import annotations
@@ -32,12 +33,18 @@ COMPRESSION = "lz4"  # of the IPC file's buffers (see above)
 CHUNK_BYTES = 32 << 20  # decompressed bytes of the gzip file read at once
 NO_BUCKET = -1  # a metadata row's bucket (NULL in SQL)
 SCHEMA = pa.schema(
-    [("size_bucket", pa.int32()), ("size_bucket_other", pa.int32()), ("text", pa.large_string())]
+    [("size_bucket", pa.int16()), ("size_bucket_other", pa.int16()), ("text", pa.large_string())]
 )
 
 
+class SpoolMisread(NsysDuckError):
+    """The gzip file does not hold one line per row noted: an event text
+    with a raw newline (valid JSON, but the rows cannot be read back)."""
+
+
 def _filled(bucket: pa.Array) -> np.ndarray:
-    return pc.fill_null(bucket, NO_BUCKET).to_numpy(zero_copy_only=False).astype(np.int32)
+    """Buckets (0..999, NO_BUCKET for NULL) as int16: 2 bytes a row kept."""
+    return pc.fill_null(bucket, NO_BUCKET).to_numpy(zero_copy_only=False).astype(np.int16)
 
 
 class Spool:
@@ -79,11 +86,13 @@ class Spool:
         """Every row in formatting order, batch by batch: (size_bucket,
         size_bucket_other, text ending in ``,\\n``), NO_BUCKET for metadata.
 
-        Raises NsysDuckError when the gzip file does not hold one line per
-        row noted (an event text with a raw newline: a bug in the SQL)."""
+        Raises SpoolMisread when the gzip file does not hold one line per
+        row noted (an event text with a raw newline); call it once."""
         self.close()
-        buckets = np.concatenate([b for b, _ in self._written] or [np.empty(0, np.int32)])
-        others = np.concatenate([o for _, o in self._written] or [np.empty(0, np.int32)])
+        written, self._written = self._written, []
+        buckets = np.concatenate([b for b, _ in written] or [np.empty(0, np.int16)])
+        others = np.concatenate([o for _, o in written] or [np.empty(0, np.int16)])
+        del written
         at = 0
         for text in _lines(self.gz_path, self.header_bytes):
             n = len(text)
@@ -92,7 +101,7 @@ class Spool:
             yield buckets[at : at + n], others[at : at + n], text
             at += n
         if at != len(buckets):
-            raise NsysDuckError(
+            raise SpoolMisread(
                 f"the JSON trace's first {len(buckets)} rows did not read back one a line "
                 f"from {self.gz_path.name} (an event text with a raw newline)"
             )
@@ -121,4 +130,4 @@ def _lines(path: Path, skip: int) -> Iterator[pa.Array]:
             )
             rest = data[int(ends[-1]) :]
     if rest:
-        raise NsysDuckError(f"{path.name} ends inside an event (no closing newline)")
+        raise SpoolMisread(f"{path.name} ends inside an event (no closing newline)")

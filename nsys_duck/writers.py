@@ -8,6 +8,7 @@ of a good one).
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 from contextlib import ExitStack
@@ -284,12 +285,14 @@ def write_spooled_parts(
     of the parts (``paths[k]``: part k + 1), each row to the part of its
     bucket (``bucket_part[b]``: the part of bucket b, from the view with
     role ``json-bucket-parts``), metadata to every part, and a flow only
-    when both its slices' buckets are in one part: the rows, order and
-    drops of writing ``trace_events_parted`` by its ``part`` column.
+    when both its slices' buckets are in one part: the rows and drops of
+    writing ``trace_events_parted`` by its ``part`` column, each part in
+    the order the rows were formatted (writing by part puts each batch's
+    metadata first; Perfetto reads metadata wherever it is).
 
     Returns per path what :func:`write_trace_json` returns. Raises
-    NsysDuckError when the rows do not read back (:meth:`Spool.batches`), a
-    bucket has no part, or a part has no events."""
+    json_spool.SpoolMisread when the rows do not read back
+    (:meth:`Spool.batches`), NsysDuckError when a part has no events."""
     # index bucket + 1 (json_spool.NO_BUCKET, metadata: 0, no part)
     lookup = np.concatenate([[0], np.asarray(bucket_part, np.int32)])
     view = contract.view_with_role("json-bucket-parts").view
@@ -300,7 +303,13 @@ def write_spooled_parts(
             keep = part == part_other
             if not keep.all():
                 part, text = part[keep], text.filter(pa.array(keep))
-            _route(parts, pa.array(part, mask=part == 0), text, view)
+            # runs of metadata and of events, each routed on its own, so
+            # every part keeps the formatting order (_route writes a
+            # batch's metadata before its events)
+            cuts = [0, *(np.flatnonzero(np.diff(part == 0)) + 1).tolist(), len(part)]
+            for lo, hi in itertools.pairwise(cuts):
+                run = part[lo:hi]
+                _route(parts, pa.array(run, mask=run == 0), text.slice(lo, hi - lo), view)
         return [stream.close() for stream in parts]
 
 

@@ -23,6 +23,7 @@ from tests.paths import NEWER, REPORTS
 RODINIA = REPORTS / "rodinia_gaussian_8k_kernels" / "parquet"
 # its first event lies 0.83 s after the time base (JSON ts 0)
 PYTORCH = REPORTS / "pytorch_nvtx_profiling" / "parquet"
+KERAS = REPORTS / "keras_darknet53_nvtx_startend" / "parquet"
 TWO_GPUS = NEWER / "nsysai_h100_2gpu_1s" / "nsysai_h100_2gpu_1s.sqlite"
 LIMIT = 2_000_000  # bytes of JSON per part: rodinia's 15 MB make ~9 parts
 
@@ -206,6 +207,47 @@ def test_a_trace_over_the_limit_in_one_bucket_is_one_file(split, tmp_path):
     assert stats.bytes_uncompressed > LIMIT  # over the limit, yet one file
     assert lines_of(tmp) == lines_of(direct)
     assert {p.name for p in tmp_path.iterdir()} == {"direct.json.gz", "one.duckdb", tmp.name}
+
+
+def test_a_window_with_only_metadata_over_the_limit_is_one_file(tmp_path):
+    """No slice starts in the window, so trace_parts has no row to cut, and
+    the metadata alone passes a tiny limit: one file, as before the spool."""
+    res = convert(
+        KERAS,
+        Options(output_dir=tmp_path / "k", database=False, window=(1.0, 1.01), max_json_bytes=1000),
+    )
+    ws = res.workspace
+    assert ws.json_gz.exists() and ws.json_parts == []
+    rows = events(ws.json_gz)
+    assert rows and {e["ph"] for e in rows} == {"M"}
+    assert [p.name for p in ws.dir.iterdir() if ".tmp-" in p.name] == []
+
+
+def test_event_text_with_a_raw_newline_is_split_by_formatting_again(tmp_path):
+    """An edited stage may write an event over two lines (valid JSON); its
+    rows do not read back one a line from the spool, so the parts are
+    written as before it: formatted again by their part column."""
+    from nsys_duck import pipeline
+
+    rel = "40_trace/30_trace_events_body.sql"
+    target = tmp_path / "sql" / rel
+    target.parent.mkdir(parents=True)
+    text = (pipeline.packaged_sql_dir() / rel).read_text(encoding="utf-8")
+    edited = text.replace(
+        """SELECT '{"ph":"X","cat":"'""", """SELECT '{"ph":"X",' || chr(10) || '"cat":"'"""
+    )
+    assert edited != text
+    target.write_text(edited, encoding="utf-8")
+    res = convert(
+        RODINIA,
+        Options(output_dir=tmp_path / "r", sql_dir=tmp_path / "sql", max_json_bytes=LIMIT),
+    )
+    parts = res.workspace.json_parts
+    assert len(parts) >= 3
+    assert sum(len(events(p)) for p in parts) == summary(res)["JSON events"]
+    with gzip.open(parts[0], "rb") as f:  # the edit took: more lines than events
+        assert f.read().count(b"\n") > len(events(parts[0])) + 1
+    assert [p.name for p in res.workspace.dir.iterdir() if ".tmp-" in p.name] == []
 
 
 def test_parts_share_tracks_names_and_time_base(split):
