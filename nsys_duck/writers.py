@@ -214,7 +214,7 @@ def write_trace_json(
     spool: Spool | None = None,
     threads: int = 2,
     compresslevel: int = 1,
-) -> list[JsonStats] | Spool | None:
+) -> list[JsonStats] | Spool:
     """Stream the JSON trace's view (role ``json-trace``:
     ``trace_events_parted``) into ``paths[k]``, the file of part k + 1
     (``trace_parts``; one path: the whole trace), each one gzip member
@@ -228,25 +228,25 @@ def write_trace_json(
     only concatenates buffers. Each file is gzip-compressed by ISA-L (``threads`` threads in
     all) into a single member; nothing follows the closing ``]``.
 
-    ``meter`` (one path only): every row's bytes are counted into it as
-    they are written; once it is :attr:`SizeMeter.over` the limit, the file
-    is no longer written: the rest is only measured, and kept in ``spool``
-    when one is given (:mod:`json_spool`, with the buckets of the rows
-    written), which is returned, so that :func:`write_spooled_parts` writes
-    the parts ``trace_parts`` cuts from the measurement without formatting
-    the trace again; without ``spool``, None is returned.
+    ``meter`` (one path only, with ``spool``): every row's bytes are
+    counted into it as they are written; once it is :attr:`SizeMeter.over`
+    the limit, the file is no longer written: the rest is measured and kept
+    in ``spool`` (:mod:`json_spool`, which also notes the buckets of the
+    rows written), which is returned, so that :func:`write_spooled_parts`
+    writes the parts ``trace_parts`` cuts from the measurement without
+    formatting the trace again.
 
     Returns: per path, event count, uncompressed size in bytes and CRC-32
-    (for :func:`check_gzip_trailer`); ``spool`` or None when ``meter``
-    stopped the write.
+    (for :func:`check_gzip_trailer`); ``spool`` when ``meter`` stopped the
+    write.
 
     Raises:
         NsysDuckError: a row without event text (NULL: a bug in the SQL
             stages), a part number outside 1..len(paths), or a part with
             no events.
     """
-    if meter is not None and len(paths) != 1:
-        raise ValueError("a size meter measures a trace written as one file")
+    if meter is not None and (len(paths) != 1 or spool is None):
+        raise ValueError("a size meter measures a trace written as one file, into a spool")
     with ExitStack() as stack:
         parts = _open_parts(stack, paths, threads, compresslevel)
         if meter is not None:
@@ -258,17 +258,14 @@ def write_trace_json(
                 _refuse_nulls(text, view)
                 if meter is not None:
                     meter.add(bucket, text)
-                    if meter.over:  # measured (and spooled) only: written in parts
-                        if spool is not None:
-                            parts[0].flush()
-                            spool.spill(bucket, other, text)
+                    if meter.over:  # measured and spooled only: written in parts
+                        parts[0].flush()
+                        spool.spill(bucket, other, text)
                         continue
-                    if spool is not None:
-                        spool.written(bucket, other)
+                    spool.written(bucket, other)
                 _route(parts, part, text, view)
         if meter is not None and meter.over:
-            if spool is not None:
-                spool.close()
+            spool.close()
             return spool
         return [stream.close() for stream in parts]
 
@@ -287,8 +284,7 @@ def write_spooled_parts(
     role ``json-bucket-parts``), metadata to every part, and a flow only
     when both its slices' buckets are in one part: the rows and drops of
     writing ``trace_events_parted`` by its ``part`` column, each part in
-    the order the rows were formatted (writing by part puts each batch's
-    metadata first; Perfetto reads metadata wherever it is).
+    the order the rows were formatted.
 
     Returns per path what :func:`write_trace_json` returns. Raises
     json_spool.SpoolMisread when the rows do not read back
@@ -303,13 +299,7 @@ def write_spooled_parts(
             keep = part == part_other
             if not keep.all():
                 part, text = part[keep], text.filter(pa.array(keep))
-            # runs of metadata and of events, each routed on its own, so
-            # every part keeps the formatting order (_route writes a
-            # batch's metadata before its events)
-            cuts = [0, *(np.flatnonzero(np.diff(part == 0)) + 1).tolist(), len(part)]
-            for lo, hi in itertools.pairwise(cuts):
-                run = part[lo:hi]
-                _route(parts, pa.array(run, mask=run == 0), text.slice(lo, hi - lo), view)
+            _route(parts, pa.array(part, mask=part == 0), text, view)
         return [stream.close() for stream in parts]
 
 
@@ -337,22 +327,22 @@ def _refuse_nulls(text: pa.Array, view: str) -> None:
 
 def _route(parts: list[_PartStream], part: pa.Array, text: pa.Array, view: str) -> None:
     """Add each row of ``text`` to the stream of its ``part`` (1-based;
-    NULL: metadata, to every stream)."""
+    NULL: metadata, to every stream), each stream in the rows' order."""
     n = len(parts)
     if n == 1 or part.null_count == len(part):
-        rows = [(None, text)]
-    else:
-        rows = [(None, pc.filter(text, pc.is_null(part)))] if part.null_count else []
-        for k in pc.unique(part.drop_null()).to_pylist():
-            rows.append((k, pc.filter(text, pc.equal(part, k))))
-    for k, arr in rows:
-        if k is None:
-            for stream in parts:
-                stream.add(arr)
-        elif 1 <= k <= n:
-            parts[k - 1].add(arr)
-        else:
+        for stream in parts:
+            stream.add(text)
+        return
+    if part.null_count:  # runs of metadata and of events, in order
+        meta = pc.is_null(part).to_numpy(zero_copy_only=False)
+        cuts = [0, *(np.flatnonzero(np.diff(meta)) + 1).tolist(), len(meta)]
+        for lo, hi in itertools.pairwise(cuts):
+            _route(parts, part.slice(lo, hi - lo), text.slice(lo, hi - lo), view)
+        return
+    for k in pc.unique(part).to_pylist():
+        if not 1 <= k <= n:
             raise NsysDuckError(f"{view} names part {k} of a trace written in {n} parts")
+        parts[k - 1].add(pc.filter(text, pc.equal(part, k)))
 
 
 def save_json_sizes(con: duckdb.DuckDBPyConnection, meter: SizeMeter) -> None:
